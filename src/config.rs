@@ -1,0 +1,191 @@
+//! Environment and flags turned into one validated [`Config`].
+//!
+//! The environment variables are the reference server's (libtmux-mcp), so a
+//! user switching servers keeps their settings. Every bound the server
+//! enforces lives here too, so there is one place to read them.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+
+use crate::tmux::socket::SocketSpec;
+
+/// Validated settings. Nothing downstream re-validates these.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Socket used when a call names none (`LIBTMUX_SOCKET`, `LIBTMUX_SOCKET_PATH`).
+    pub default_socket: SocketSpec,
+    /// `LIBTMUX_SOCKET_PATH`: when set it wins over a per-call `socket_name`,
+    /// exactly as in the reference (`-S` beats `-L` in tmux).
+    pub forced_socket_path: Option<PathBuf>,
+    /// `LIBTMUX_TMUX_BIN`, default `tmux`.
+    pub tmux_bin: PathBuf,
+    /// `TMUX_TMPDIR` (default `/tmp`): where tmux keeps `tmux-<uid>/<name>`.
+    pub tmux_tmpdir: PathBuf,
+    /// Ceiling for every wait (`LIBTMUX_MCP_WAIT_MAX_SECONDS`, 1–120, default 30).
+    pub wait_max: Duration,
+    /// Default of `run_command.suppress_history` (`LIBTMUX_SUPPRESS_HISTORY`).
+    pub suppress_history: bool,
+    /// Who we are, if this server runs inside tmux (`TMUX`, `TMUX_PANE`).
+    pub caller: Caller,
+    pub limits: Limits,
+}
+
+/// Every buffer bound in one place.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Longest JSON-RPC line accepted on stdin.
+    pub stdin_line: usize,
+    /// Longest line accepted from a control client.
+    pub tmux_line: usize,
+    /// Most output bytes kept from one command reply.
+    pub tmux_reply: usize,
+    /// How long one tmux command may take before the call fails.
+    pub tmux_command_timeout: Duration,
+    /// How long attaching a control client may take (user configs can be slow).
+    pub attach_timeout: Duration,
+    /// Most bytes of text a tool returns (tail kept, truncation stated).
+    pub tool_result: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            stdin_line: 64 << 20,
+            tmux_line: 64 << 20,
+            tmux_reply: 256 << 20,
+            tmux_command_timeout: Duration::from_secs(10),
+            attach_timeout: Duration::from_secs(15),
+            tool_result: 1_000_000,
+        }
+    }
+}
+
+/// The caller's identity, parsed from `TMUX=socket_path,pid,session` and `TMUX_PANE`.
+#[derive(Clone, Debug, Default)]
+pub struct Caller {
+    pub socket_path: Option<PathBuf>,
+    pub pane_id: Option<String>,
+}
+
+/// A warning to print once logging is up (bad but non-fatal settings).
+pub type Warnings = Vec<String>;
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> anyhow::Result<(Config, Warnings)> {
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// Reads settings through `var`, so tests need not touch the real environment.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> anyhow::Result<(Config, Warnings)> {
+        let mut warnings = Vec::new();
+        let suppress_history = match var("LIBTMUX_SUPPRESS_HISTORY").as_deref() {
+            None | Some("1") => true,
+            Some("0") => false,
+            Some(_) => bail!("LIBTMUX_SUPPRESS_HISTORY must be unset, '0', or '1'"),
+        };
+        let wait_max = wait_ceiling(var("LIBTMUX_MCP_WAIT_MAX_SECONDS"), &mut warnings);
+        let non_empty = |name: &str| var(name).filter(|v| !v.is_empty());
+        let forced_socket_path = non_empty("LIBTMUX_SOCKET_PATH").map(PathBuf::from);
+        let default_socket = match (&forced_socket_path, non_empty("LIBTMUX_SOCKET")) {
+            (Some(path), _) => SocketSpec::Path(path.clone()),
+            (None, Some(name)) => SocketSpec::name(&name).context("LIBTMUX_SOCKET")?,
+            (None, None) => SocketSpec::Default,
+        };
+        let caller = Caller {
+            socket_path: var("TMUX")
+                .and_then(|t| t.split(',').next().map(str::to_owned))
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from),
+            pane_id: non_empty("TMUX_PANE"),
+        };
+        let config = Config {
+            default_socket,
+            forced_socket_path,
+            tmux_bin: non_empty("LIBTMUX_TMUX_BIN").unwrap_or_else(|| "tmux".into()).into(),
+            tmux_tmpdir: non_empty("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into()).into(),
+            wait_max,
+            suppress_history,
+            caller,
+            limits: Limits::default(),
+        };
+        Ok((config, warnings))
+    }
+}
+
+const WAIT_MAX_DEFAULT: f64 = 30.0;
+
+fn wait_ceiling(raw: Option<String>, warnings: &mut Warnings) -> Duration {
+    let secs = match raw.as_deref().map(str::trim) {
+        None | Some("") => WAIT_MAX_DEFAULT,
+        Some(text) => match text.parse::<f64>() {
+            Ok(v) if v.is_finite() => {
+                let clamped = v.clamp(1.0, 120.0);
+                if clamped != v {
+                    warnings.push(format!("LIBTMUX_MCP_WAIT_MAX_SECONDS={v} clamped to {clamped}"));
+                }
+                clamped
+            }
+            _ => {
+                warnings.push(format!(
+                    "LIBTMUX_MCP_WAIT_MAX_SECONDS={text:?} is not a finite number; using {WAIT_MAX_DEFAULT}"
+                ));
+                WAIT_MAX_DEFAULT
+            }
+        },
+    };
+    Duration::from_secs_f64(secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> anyhow::Result<(Config, Warnings)> {
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Config::from_vars(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_match_the_reference() {
+        let (c, w) = config(&[]).unwrap();
+        assert!(w.is_empty());
+        assert!(c.suppress_history);
+        assert_eq!(c.wait_max, Duration::from_secs(30));
+        assert_eq!(c.tmux_bin, PathBuf::from("tmux"));
+        assert!(matches!(c.default_socket, SocketSpec::Default));
+    }
+
+    #[test]
+    fn wait_ceiling_is_clamped_with_a_warning() {
+        let (c, w) = config(&[("LIBTMUX_MCP_WAIT_MAX_SECONDS", "500")]).unwrap();
+        assert_eq!(c.wait_max, Duration::from_secs(120));
+        assert_eq!(w.len(), 1);
+        let (c, w) = config(&[("LIBTMUX_MCP_WAIT_MAX_SECONDS", "nan")]).unwrap();
+        assert_eq!(c.wait_max, Duration::from_secs(30));
+        assert_eq!(w.len(), 1);
+    }
+
+    #[test]
+    fn bad_suppress_history_fails_startup() {
+        assert!(config(&[("LIBTMUX_SUPPRESS_HISTORY", "yes")]).is_err());
+        assert!(!config(&[("LIBTMUX_SUPPRESS_HISTORY", "0")]).unwrap().0.suppress_history);
+    }
+
+    #[test]
+    fn socket_path_wins_and_caller_is_parsed() {
+        let (c, _) = config(&[
+            ("LIBTMUX_SOCKET", "a"),
+            ("LIBTMUX_SOCKET_PATH", "/tmp/x"),
+            ("TMUX", "/tmp/tmux-0/default,12,3"),
+            ("TMUX_PANE", "%4"),
+        ])
+        .unwrap();
+        assert!(matches!(c.default_socket, SocketSpec::Path(ref p) if p == &PathBuf::from("/tmp/x")));
+        assert_eq!(c.caller.socket_path, Some(PathBuf::from("/tmp/tmux-0/default")));
+        assert_eq!(c.caller.pane_id.as_deref(), Some("%4"));
+    }
+}

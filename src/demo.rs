@@ -1,0 +1,1 @@
+//! `tmux-mcp demo`. (In progress.)

@@ -1,0 +1,27 @@
+//! tmux-mcp: an MCP server that gives an agent hands inside tmux.
+//!
+//! # Layout
+//!
+//! The modules follow the data flow, from the agent to tmux and back:
+//!
+//! - [`config`]: environment and flags turned into a validated [`config::Config`];
+//!   every bound (line lengths, timeouts) lives there.
+//! - [`mcp`]: JSON-RPC 2.0 over stdio, written by hand: the envelope, the
+//!   lifecycle, one task per request, cancellation, progress, and the single
+//!   stdout writer. It knows nothing about tmux; it serves any [`mcp::Service`].
+//! - [`tmux`]: the tmux side. [`tmux::control`] is the sans-IO control-mode
+//!   parser (bytes in, events out); [`tmux::command`] builds command lines
+//!   from typed arguments through the one quoting function;
+//!   [`tmux::connection`] is the task that owns one `tmux -C` child;
+//!   [`tmux::hub`] keeps the control clients of one tmux server and the
+//!   registry of servers by socket.
+//! - [`tools`]: the tool table (one file per group) that drives both
+//!   `tools/list` and `tools/call`, plus the result models.
+//! - [`demo`]: the README's first command: a private tmux server driven by
+//!   the real server over stdio, each call and result printed.
+
+pub mod config;
+pub mod demo;
+pub mod mcp;
+pub mod tmux;
+pub mod tools;

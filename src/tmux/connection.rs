@@ -1,0 +1,1 @@
+//! One control client: the task that owns a `tmux -C` child. (In progress.)

@@ -1,0 +1,58 @@
+//! Typed tmux object ids. tmux prints them as `%3` (pane), `@1` (window) and
+//! `$0` (session); they come from counters that only grow for the life of a
+//! server, so they are stable keys where names and indexes are not.
+
+use std::fmt;
+use std::str::FromStr;
+
+macro_rules! tmux_id {
+    ($name:ident, $sigil:literal, $what:literal) => {
+        #[doc = concat!("A tmux ", $what, " id, printed as `", $sigil, "N`.")]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// Parses `<sigil><digits>` from bytes, as tmux prints it.
+            pub fn parse(bytes: &[u8]) -> Option<Self> {
+                let digits = bytes.strip_prefix($sigil.as_bytes())?;
+                if digits.is_empty() || digits.len() > 10 || !digits.iter().all(u8::is_ascii_digit) {
+                    return None;
+                }
+                std::str::from_utf8(digits).ok()?.parse().ok().map($name)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!($sigil, "{}"), self.0)
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = ();
+            fn from_str(s: &str) -> Result<Self, ()> {
+                Self::parse(s.as_bytes()).ok_or(())
+            }
+        }
+    };
+}
+
+tmux_id!(PaneId, "%", "pane");
+tmux_id!(WindowId, "@", "window");
+tmux_id!(SessionId, "$", "session");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_reject_junk() {
+        assert_eq!(PaneId::parse(b"%12"), Some(PaneId(12)));
+        assert_eq!(WindowId::parse(b"@0").unwrap().to_string(), "@0");
+        assert_eq!("$7".parse::<SessionId>(), Ok(SessionId(7)));
+        for bad in [&b"%"[..], b"12", b"%1a", b"@-1", b"%99999999999", b"$ 1"] {
+            assert_eq!(PaneId::parse(bad), None);
+            assert_eq!(SessionId::parse(bad), None);
+        }
+    }
+}
