@@ -104,8 +104,12 @@ impl Config {
         let config = Config {
             default_socket,
             forced_socket_path,
-            tmux_bin: non_empty("LIBTMUX_TMUX_BIN").unwrap_or_else(|| "tmux".into()).into(),
-            tmux_tmpdir: non_empty("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into()).into(),
+            tmux_bin: non_empty("LIBTMUX_TMUX_BIN")
+                .unwrap_or_else(|| "tmux".into())
+                .into(),
+            tmux_tmpdir: non_empty("TMUX_TMPDIR")
+                .unwrap_or_else(|| "/tmp".into())
+                .into(),
             wait_max,
             suppress_history,
             caller,
@@ -124,7 +128,9 @@ fn wait_ceiling(raw: Option<String>, warnings: &mut Warnings) -> Duration {
             Ok(v) if v.is_finite() => {
                 let clamped = v.clamp(1.0, 120.0);
                 if clamped != v {
-                    warnings.push(format!("LIBTMUX_MCP_WAIT_MAX_SECONDS={v} clamped to {clamped}"));
+                    warnings.push(format!(
+                        "LIBTMUX_MCP_WAIT_MAX_SECONDS={v} clamped to {clamped}"
+                    ));
                 }
                 clamped
             }
@@ -145,7 +151,10 @@ mod tests {
     use std::collections::HashMap;
 
     fn config(vars: &[(&str, &str)]) -> anyhow::Result<(Config, Warnings)> {
-        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         Config::from_vars(|name| map.get(name).cloned())
     }
 
@@ -172,7 +181,12 @@ mod tests {
     #[test]
     fn bad_suppress_history_fails_startup() {
         assert!(config(&[("LIBTMUX_SUPPRESS_HISTORY", "yes")]).is_err());
-        assert!(!config(&[("LIBTMUX_SUPPRESS_HISTORY", "0")]).unwrap().0.suppress_history);
+        assert!(
+            !config(&[("LIBTMUX_SUPPRESS_HISTORY", "0")])
+                .unwrap()
+                .0
+                .suppress_history
+        );
     }
 
     #[test]
@@ -184,8 +198,13 @@ mod tests {
             ("TMUX_PANE", "%4"),
         ])
         .unwrap();
-        assert!(matches!(c.default_socket, SocketSpec::Path(ref p) if p == &PathBuf::from("/tmp/x")));
-        assert_eq!(c.caller.socket_path, Some(PathBuf::from("/tmp/tmux-0/default")));
+        assert!(
+            matches!(c.default_socket, SocketSpec::Path(ref p) if p == &PathBuf::from("/tmp/x"))
+        );
+        assert_eq!(
+            c.caller.socket_path,
+            Some(PathBuf::from("/tmp/tmux-0/default"))
+        );
         assert_eq!(c.caller.pane_id.as_deref(), Some("%4"));
     }
 }

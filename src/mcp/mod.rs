@@ -42,7 +42,12 @@ pub trait Service: Send + Sync + 'static {
     fn tools(&self) -> Vec<Value>;
     /// Starts a tool call. `None` means no tool has this name (a JSON-RPC
     /// error); every failure inside a tool is an `isError` result.
-    fn call_tool(&self, name: &str, arguments: Value, ctx: CallContext) -> Option<BoxFuture<'static, CallToolResult>>;
+    fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        ctx: CallContext,
+    ) -> Option<BoxFuture<'static, CallToolResult>>;
 }
 
 /// The result of `tools/call`.
@@ -62,7 +67,12 @@ impl CallToolResult {
     /// text copy (some hosts read only `content`).
     pub fn structured(value: Value) -> Self {
         let text = serde_json::to_string(&value).unwrap_or_default();
-        CallToolResult { content: vec![text_block(text)], structured_content: Some(value), is_error: false, meta: None }
+        CallToolResult {
+            content: vec![text_block(text)],
+            structured_content: Some(value),
+            is_error: false,
+            meta: None,
+        }
     }
 
     /// A success whose value is a string, wrapped as `{"result": …}` the way
@@ -78,7 +88,12 @@ impl CallToolResult {
 
     /// A tool failure the model can read and act on.
     pub fn error(message: impl Into<String>) -> Self {
-        CallToolResult { content: vec![text_block(message.into())], structured_content: None, is_error: true, meta: None }
+        CallToolResult {
+            content: vec![text_block(message.into())],
+            structured_content: None,
+            is_error: true,
+            meta: None,
+        }
     }
 }
 
@@ -95,7 +110,9 @@ pub struct Outbox(pub mpsc::UnboundedSender<Outbound>);
 
 impl Outbox {
     pub fn notify(&self, method: &str, params: Value) {
-        let _ = self.0.send(json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+        let _ = self
+            .0
+            .send(json!({ "jsonrpc": "2.0", "method": method, "params": params }));
     }
 }
 
@@ -119,12 +136,20 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(token: Option<Value>, outbox: Outbox, done: Arc<AtomicBool>) -> Self {
-        Progress { token, outbox: Some(outbox), done }
+        Progress {
+            token,
+            outbox: Some(outbox),
+            done,
+        }
     }
 
     /// For calls made outside a request (tests, the demo).
     pub fn none() -> Self {
-        Progress { token: None, outbox: None, done: Arc::new(AtomicBool::new(true)) }
+        Progress {
+            token: None,
+            outbox: None,
+            done: Arc::new(AtomicBool::new(true)),
+        }
     }
 
     pub fn wanted(&self) -> bool {
@@ -133,7 +158,9 @@ impl Progress {
 
     /// Reports `progress` (which must grow from call to call) out of `total`.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        let (Some(token), Some(outbox)) = (&self.token, &self.outbox) else { return };
+        let (Some(token), Some(outbox)) = (&self.token, &self.outbox) else {
+            return;
+        };
         if self.done.load(Ordering::Acquire) {
             return;
         }
@@ -201,11 +228,17 @@ pub struct Logger {
 
 impl Logger {
     pub fn new(min: Arc<AtomicU8>, outbox: Outbox) -> Self {
-        Logger { min, outbox: Some(outbox) }
+        Logger {
+            min,
+            outbox: Some(outbox),
+        }
     }
 
     pub fn none() -> Self {
-        Logger { min: Arc::new(AtomicU8::new(u8::MAX)), outbox: None }
+        Logger {
+            min: Arc::new(AtomicU8::new(u8::MAX)),
+            outbox: None,
+        }
     }
 
     pub fn log(&self, level: LogLevel, data: Value) {
@@ -213,13 +246,20 @@ impl Logger {
         if (level as u8) < self.min.load(Ordering::Relaxed) {
             return;
         }
-        outbox.notify("notifications/message", json!({ "level": level.as_str(), "logger": "tmux-mcp", "data": data }));
+        outbox.notify(
+            "notifications/message",
+            json!({ "level": level.as_str(), "logger": "tmux-mcp", "data": data }),
+        );
     }
 }
 
 impl CallContext {
     /// A context with no client attached (tests, the demo).
     pub fn detached() -> Self {
-        CallContext { cancel: CancellationToken::new(), progress: Progress::none(), log: Logger::none() }
+        CallContext {
+            cancel: CancellationToken::new(),
+            progress: Progress::none(),
+            log: Logger::none(),
+        }
     }
 }

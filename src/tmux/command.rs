@@ -39,12 +39,18 @@ impl std::error::Error for UnsendableArg {}
 
 impl Command {
     pub fn new(name: &'static str) -> Self {
-        Command { name, args: Vec::new() }
+        Command {
+            name,
+            args: Vec::new(),
+        }
     }
 
     /// A word written by this crate: a flag such as `-d`, or a format.
     pub fn flag(mut self, flag: &'static str) -> Self {
-        debug_assert!(flag.bytes().all(|b| b == b'-' || b.is_ascii_alphanumeric()), "{flag}");
+        debug_assert!(
+            flag.bytes().all(|b| b == b'-' || b.is_ascii_alphanumeric()),
+            "{flag}"
+        );
         self.args.push(Arg::Flag(flag));
         self
     }
@@ -145,7 +151,12 @@ fn quote_into(arg: &[u8], out: &mut Vec<u8>) -> Result<(), UnsendableArg> {
             if b == b'\'' {
                 out.extend_from_slice(b"\\'");
             } else {
-                out.extend_from_slice(&[b'\\', b'0' + (b >> 6), b'0' + ((b >> 3) & 7), b'0' + (b & 7)]);
+                out.extend_from_slice(&[
+                    b'\\',
+                    b'0' + (b >> 6),
+                    b'0' + ((b >> 3) & 7),
+                    b'0' + (b & 7),
+                ]);
             }
         } else {
             if !open {
@@ -197,7 +208,14 @@ mod tests {
 
     #[test]
     fn command_line_shape() {
-        let cmd = Command::new("send-keys").target("%3").flag("-l").flag("--").arg("-x y");
-        assert_eq!(cmd.to_line().unwrap(), b"send-keys -t '%3' -l -- '-x y'".to_vec());
+        let cmd = Command::new("send-keys")
+            .target("%3")
+            .flag("-l")
+            .flag("--")
+            .arg("-x y");
+        assert_eq!(
+            cmd.to_line().unwrap(),
+            b"send-keys -t '%3' -l -- '-x y'".to_vec()
+        );
     }
 }

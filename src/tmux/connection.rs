@@ -1,1 +1,291 @@
-//! One control client: the task that owns a `tmux -C` child. (In progress.)
+//! One control client: the tasks that own a `tmux -C` child.
+//!
+//! The child is attached to one tmux session with
+//! `tmux -u -N -S <path> -C attach-session -t $id -f ignore-size`:
+//! `-u` keeps non-ASCII intact in list output, `-N` never starts a server,
+//! `-S` pins the socket whatever `$TMUX` says, and `ignore-size` plus never
+//! sending `refresh-client -C` means no user window is ever resized.
+//!
+//! Two tasks share the child. The writer owns its stdin: it takes requests
+//! in order, pushes each reply slot on the FIFO *before* writing the line,
+//! and writes one command per line. The reader owns its stdout and the
+//! [`Parser`]: it never waits on anyone, pops the FIFO on every reply this
+//! client asked for (flags 1; flags-0 blocks come from hooks), and hands
+//! every event to the [`Observer`] in stream order. When the stream ends,
+//! every request still waiting fails with [`TmuxError::Disconnected`].
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::control::{Event, Parser, Reply};
+use super::{Command, SessionId, TmuxError};
+use crate::config::Limits;
+
+/// Sees every event of a control client, in stream order, on the reader task.
+/// It must not block: the reader is what keeps tmux from stalling panes.
+pub trait Observer: Send + Sync + 'static {
+    fn event(&self, session: SessionId, event: &Event);
+    /// The stream ended; anything observed through it may have gaps now.
+    fn closed(&self, _session: SessionId) {}
+}
+
+/// An observer that ignores everything.
+pub struct NoObserver;
+
+impl Observer for NoObserver {
+    fn event(&self, _: SessionId, _: &Event) {}
+}
+
+type ReplySlot = oneshot::Sender<Result<Reply, TmuxError>>;
+
+struct Request {
+    line: Vec<u8>,
+    reply: ReplySlot,
+}
+
+/// A handle on a live control client. Cheap to clone.
+#[derive(Clone)]
+pub struct Connection {
+    session: SessionId,
+    requests: mpsc::UnboundedSender<Request>,
+    closed: CancellationToken,
+}
+
+impl Connection {
+    /// Starts a control client attached to `session` and waits until tmux
+    /// has run the attach (the initial flags-0 block).
+    pub async fn attach(
+        tmux_bin: &Path,
+        socket: &Path,
+        session: SessionId,
+        limits: &Limits,
+        observer: Arc<dyn Observer>,
+    ) -> Result<Connection, TmuxError> {
+        let mut child = tokio::process::Command::new(tmux_bin)
+            .arg("-u")
+            .arg("-N")
+            .arg("-S")
+            .arg(socket)
+            .args([
+                "-C",
+                "attach-session",
+                "-t",
+                &session.to_string(),
+                "-f",
+                "ignore-size",
+            ])
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| TmuxError::Io(format!("{}: {e}", tmux_bin.display())))?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+
+        let (requests, queue) = mpsc::unbounded_channel();
+        let closed = CancellationToken::new();
+        let pending = Arc::new(Mutex::new(VecDeque::<ReplySlot>::new()));
+        let (ready_tx, ready_rx) = oneshot::channel();
+        let parser = Parser::new(limits.tmux_line, limits.tmux_reply);
+        tokio::spawn(read_loop(
+            session,
+            stdout,
+            parser,
+            pending.clone(),
+            observer,
+            ready_tx,
+            closed.clone(),
+        ));
+        tokio::spawn(write_loop(stdin, queue, pending, closed.clone()));
+        tokio::spawn(reap(child, closed.clone()));
+
+        match tokio::time::timeout(limits.attach_timeout, ready_rx).await {
+            Ok(Ok(Ok(()))) => Ok(Connection {
+                session,
+                requests,
+                closed,
+            }),
+            Ok(Ok(Err(e))) => {
+                closed.cancel();
+                Err(e)
+            }
+            Ok(Err(_)) => {
+                closed.cancel();
+                Err(TmuxError::Disconnected)
+            }
+            Err(_) => {
+                closed.cancel();
+                Err(TmuxError::Timeout(limits.attach_timeout))
+            }
+        }
+    }
+
+    /// The session this client is attached to.
+    pub fn session(&self) -> SessionId {
+        self.session
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.is_cancelled()
+    }
+
+    /// Resolves when the control client has gone away.
+    pub async fn wait_closed(&self) {
+        self.closed.cancelled().await
+    }
+
+    /// Sends one command and waits for its reply block.
+    pub async fn run(&self, command: &Command) -> Result<Reply, TmuxError> {
+        let line = command.to_line()?;
+        let (reply, rx) = oneshot::channel();
+        self.requests
+            .send(Request { line, reply })
+            .map_err(|_| TmuxError::Disconnected)?;
+        rx.await.unwrap_or(Err(TmuxError::Disconnected))
+    }
+
+    /// Detaches politely: closing stdin makes tmux print `%exit` and the
+    /// child exit. Sessions are left exactly as they were.
+    pub fn detach(&self) {
+        self.closed.cancel();
+    }
+}
+
+async fn read_loop(
+    session: SessionId,
+    mut stdout: ChildStdout,
+    mut parser: Parser,
+    pending: Arc<Mutex<VecDeque<ReplySlot>>>,
+    observer: Arc<dyn Observer>,
+    ready: oneshot::Sender<Result<(), TmuxError>>,
+    closed: CancellationToken,
+) {
+    let mut ready = Some(ready);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut events = Vec::new();
+    loop {
+        let n = match stdout.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        parser.push(&buf[..n], &mut events);
+        for event in events.drain(..) {
+            match &event {
+                Event::Reply(reply) if reply.guard.flags == 0 => {
+                    // The first flags-0 block is the attach itself; later
+                    // ones come from hooks the user set, and are not ours.
+                    if let Some(ready) = ready.take() {
+                        let result = if reply.ok {
+                            Ok(())
+                        } else {
+                            Err(TmuxError::Command(reply.text()))
+                        };
+                        let _ = ready.send(result);
+                    }
+                }
+                Event::Reply(reply) => {
+                    let slot = pending.lock().expect("pending lock").pop_front();
+                    if let Some(slot) = slot {
+                        let result = match (reply.ok, reply.overflowed) {
+                            (_, true) => Err(TmuxError::Overflow),
+                            (true, false) => Ok(reply.clone()),
+                            (false, false) => Err(TmuxError::Command(reply.text())),
+                        };
+                        let _ = slot.send(result);
+                    }
+                }
+                Event::Exit(reason) => {
+                    if let Some(ready) = ready.take() {
+                        let why = reason
+                            .as_deref()
+                            .map(String::from_utf8_lossy)
+                            .unwrap_or_default();
+                        let _ = ready.send(Err(TmuxError::Command(
+                            format!("attach failed {why}").trim().into(),
+                        )));
+                    }
+                }
+                _ => {}
+            }
+            observer.event(session, &event);
+        }
+    }
+    parser.finish();
+    // Cancel under the lock: the writer checks `closed` under the same lock
+    // before queueing a slot, so no slot can be left behind unanswered.
+    let mut pending = pending.lock().expect("pending lock");
+    closed.cancel();
+    for slot in pending.drain(..) {
+        let _ = slot.send(Err(TmuxError::Disconnected));
+    }
+    drop(pending);
+    observer.closed(session);
+}
+
+async fn write_loop(
+    mut stdin: ChildStdin,
+    mut queue: mpsc::UnboundedReceiver<Request>,
+    pending: Arc<Mutex<VecDeque<ReplySlot>>>,
+    closed: CancellationToken,
+) {
+    loop {
+        let request = tokio::select! {
+            request = queue.recv() => match request {
+                Some(request) => request,
+                None => break,
+            },
+            _ = closed.cancelled() => break,
+        };
+        let mut line = request.line;
+        // An empty or blank line would detach the client or get no reply,
+        // and the FIFO would slip; the builder never makes one.
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            let _ = request
+                .reply
+                .send(Err(TmuxError::Command("empty command".into())));
+            continue;
+        }
+        line.push(b'\n');
+        {
+            let mut pending = pending.lock().expect("pending lock");
+            if closed.is_cancelled() {
+                let _ = request.reply.send(Err(TmuxError::Disconnected));
+                break;
+            }
+            pending.push_back(request.reply);
+        }
+        if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
+            break;
+        }
+    }
+    // Dropping stdin is the polite detach; the reader sees `%exit` and EOF.
+    drop(stdin);
+    while let Ok(request) = queue.try_recv() {
+        let _ = request.reply.send(Err(TmuxError::Disconnected));
+    }
+}
+
+/// Waits for the child so it never lingers as a zombie.
+async fn reap(mut child: Child, closed: CancellationToken) {
+    tokio::select! {
+        _ = child.wait() => {}
+        _ = closed.cancelled() => {
+            // stdin is closed by the writer; give tmux a moment to say %exit.
+            if tokio::time::timeout(std::time::Duration::from_secs(2), child.wait()).await.is_err() {
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+            }
+        }
+    }
+    closed.cancel();
+}

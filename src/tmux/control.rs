@@ -59,27 +59,58 @@ pub enum Event {
     /// A whole reply block.
     Reply(Reply),
     /// `%output` or `%extended-output`, decoded to raw pane bytes.
-    Output { pane: PaneId, data: Vec<u8> },
+    Output {
+        pane: PaneId,
+        data: Vec<u8>,
+    },
     Pause(PaneId),
     Continue(PaneId),
     WindowAdd(WindowId),
     UnlinkedWindowAdd(WindowId),
     WindowClose(WindowId),
     UnlinkedWindowClose(WindowId),
-    WindowRenamed { window: WindowId, name: Vec<u8> },
-    UnlinkedWindowRenamed { window: WindowId, name: Vec<u8> },
-    WindowPaneChanged { window: WindowId, pane: PaneId },
+    WindowRenamed {
+        window: WindowId,
+        name: Vec<u8>,
+    },
+    UnlinkedWindowRenamed {
+        window: WindowId,
+        name: Vec<u8>,
+    },
+    WindowPaneChanged {
+        window: WindowId,
+        pane: PaneId,
+    },
     /// `%layout-change @W LAYOUT [VISIBLE FLAGS]`; the rest of the line is kept raw.
-    LayoutChange { window: WindowId, layout: Vec<u8> },
-    SessionChanged { session: SessionId, name: Vec<u8> },
-    ClientSessionChanged { client: Vec<u8>, session: SessionId, name: Vec<u8> },
-    SessionRenamed { session: SessionId, name: Vec<u8> },
+    LayoutChange {
+        window: WindowId,
+        layout: Vec<u8>,
+    },
+    SessionChanged {
+        session: SessionId,
+        name: Vec<u8>,
+    },
+    ClientSessionChanged {
+        client: Vec<u8>,
+        session: SessionId,
+        name: Vec<u8>,
+    },
+    SessionRenamed {
+        session: SessionId,
+        name: Vec<u8>,
+    },
     SessionsChanged,
-    SessionWindowChanged { session: SessionId, window: WindowId },
+    SessionWindowChanged {
+        session: SessionId,
+        window: WindowId,
+    },
     PaneModeChanged(PaneId),
     ClientDetached(Vec<u8>),
     /// `%subscription-changed NAME …`; the rest of the line is kept raw.
-    SubscriptionChanged { name: Vec<u8>, rest: Vec<u8> },
+    SubscriptionChanged {
+        name: Vec<u8>,
+        rest: Vec<u8>,
+    },
     PasteBufferChanged(Vec<u8>),
     PasteBufferDeleted(Vec<u8>),
     Message(Vec<u8>),
@@ -93,7 +124,9 @@ pub enum Event {
     /// not parse. Never an error: tmux keeps adding notifications.
     Unknown(Vec<u8>),
     /// A line outside any block longer than the bound; `len` bytes were dropped.
-    Overlong { len: usize },
+    Overlong {
+        len: usize,
+    },
 }
 
 struct Block {
@@ -211,7 +244,12 @@ impl Parser {
         }
         if let Some((word, guard)) = parse_guard(&line) {
             if word == b"%begin" {
-                self.block = Some(Block { guard, lines: Vec::new(), bytes: 0, overflowed: false });
+                self.block = Some(Block {
+                    guard,
+                    lines: Vec::new(),
+                    bytes: 0,
+                    overflowed: false,
+                });
                 out.push(Event::Begin(guard));
                 return;
             }
@@ -233,14 +271,25 @@ fn parse_guard(line: &[u8]) -> Option<(&[u8], Guard)> {
     if words.next().is_some() {
         return None;
     }
-    Some((word, Guard { time, number, flags }))
+    Some((
+        word,
+        Guard {
+            time,
+            number,
+            flags,
+        },
+    ))
 }
 
 fn decimal(bytes: &[u8]) -> Option<u64> {
     if bytes.is_empty() || bytes.len() > 19 || !bytes.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    Some(bytes.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')))
+    Some(
+        bytes
+            .iter()
+            .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')),
+    )
 }
 
 fn exit(line: &[u8]) -> Event {
@@ -261,12 +310,18 @@ fn notification(line: &[u8]) -> Option<Event> {
     let event = match kind {
         b"%output" => {
             let (pane, data) = word(rest);
-            Event::Output { pane: PaneId::parse(pane)?, data: unescape(data)? }
+            Event::Output {
+                pane: PaneId::parse(pane)?,
+                data: unescape(data)?,
+            }
         }
         b"%extended-output" => {
             let (pane, rest) = word(rest);
             let colon = memchr::memmem::find(rest, b" : ")?;
-            Event::Output { pane: PaneId::parse(pane)?, data: unescape(&rest[colon + 3..])? }
+            Event::Output {
+                pane: PaneId::parse(pane)?,
+                data: unescape(&rest[colon + 3..])?,
+            }
         }
         b"%pause" => Event::Pause(PaneId::parse(rest)?),
         b"%continue" => Event::Continue(PaneId::parse(rest)?),
@@ -285,11 +340,17 @@ fn notification(line: &[u8]) -> Option<Event> {
         }
         b"%window-pane-changed" => {
             let (window, pane) = word(rest);
-            Event::WindowPaneChanged { window: WindowId::parse(window)?, pane: PaneId::parse(pane)? }
+            Event::WindowPaneChanged {
+                window: WindowId::parse(window)?,
+                pane: PaneId::parse(pane)?,
+            }
         }
         b"%layout-change" => {
             let (window, layout) = word(rest);
-            Event::LayoutChange { window: WindowId::parse(window)?, layout: layout.to_vec() }
+            Event::LayoutChange {
+                window: WindowId::parse(window)?,
+                layout: layout.to_vec(),
+            }
         }
         b"%session-changed" | b"%session-renamed" => {
             let (session, name) = word(rest);
@@ -312,13 +373,19 @@ fn notification(line: &[u8]) -> Option<Event> {
         b"%sessions-changed" if rest.is_empty() => Event::SessionsChanged,
         b"%session-window-changed" => {
             let (session, window) = word(rest);
-            Event::SessionWindowChanged { session: SessionId::parse(session)?, window: WindowId::parse(window)? }
+            Event::SessionWindowChanged {
+                session: SessionId::parse(session)?,
+                window: WindowId::parse(window)?,
+            }
         }
         b"%pane-mode-changed" => Event::PaneModeChanged(PaneId::parse(rest)?),
         b"%client-detached" => Event::ClientDetached(rest.to_vec()),
         b"%subscription-changed" => {
             let (name, rest) = word(rest);
-            Event::SubscriptionChanged { name: name.to_vec(), rest: rest.to_vec() }
+            Event::SubscriptionChanged {
+                name: name.to_vec(),
+                rest: rest.to_vec(),
+            }
         }
         b"%paste-buffer-changed" => Event::PasteBufferChanged(rest.to_vec()),
         b"%paste-buffer-deleted" => Event::PasteBufferDeleted(rest.to_vec()),
@@ -363,22 +430,46 @@ mod tests {
     fn block_closes_only_on_matching_guard() {
         let events = parse(b"%begin 1 2 1\n%end 1 3 1\n%end 9 2 1\nx\n%end 1 2 1\n");
         assert_eq!(events.len(), 2);
-        let Event::Reply(reply) = &events[1] else { panic!("{events:?}") };
+        let Event::Reply(reply) = &events[1] else {
+            panic!("{events:?}")
+        };
         assert!(reply.ok);
-        assert_eq!(reply.lines, vec![b"%end 1 3 1".to_vec(), b"%end 9 2 1".to_vec(), b"x".to_vec()]);
+        assert_eq!(
+            reply.lines,
+            vec![
+                b"%end 1 3 1".to_vec(),
+                b"%end 9 2 1".to_vec(),
+                b"x".to_vec()
+            ]
+        );
     }
 
     #[test]
     fn output_is_decoded_to_bytes() {
         let events = parse(b"%output %3 a\\134b\\015\\012\xc3\n");
-        assert_eq!(events, vec![Event::Output { pane: PaneId(3), data: b"a\\b\r\n\xc3".to_vec() }]);
-        assert_eq!(parse(b"%output %3 bad\\9\n"), vec![Event::Unknown(b"%output %3 bad\\9".to_vec())]);
+        assert_eq!(
+            events,
+            vec![Event::Output {
+                pane: PaneId(3),
+                data: b"a\\b\r\n\xc3".to_vec()
+            }]
+        );
+        assert_eq!(
+            parse(b"%output %3 bad\\9\n"),
+            vec![Event::Unknown(b"%output %3 bad\\9".to_vec())]
+        );
     }
 
     #[test]
     fn extended_output_skips_to_colon() {
         let events = parse(b"%extended-output %1 0 x y : hi \\040\n");
-        assert_eq!(events, vec![Event::Output { pane: PaneId(1), data: b"hi  ".to_vec() }]);
+        assert_eq!(
+            events,
+            vec![Event::Output {
+                pane: PaneId(1),
+                data: b"hi  ".to_vec()
+            }]
+        );
     }
 
     #[test]
@@ -387,12 +478,25 @@ mod tests {
         let mut out = Vec::new();
         parser.push(&[b'x'; 100], &mut out);
         parser.push(b"\n%sessions-changed\n", &mut out);
-        assert_eq!(out, vec![Event::Overlong { len: 100 }, Event::SessionsChanged]);
+        assert_eq!(
+            out,
+            vec![Event::Overlong { len: 100 }, Event::SessionsChanged]
+        );
     }
 
     #[test]
     fn exit_inside_block_ends_it() {
         let events = parse(b"%begin 1 2 1\nout\n%exit\n");
-        assert_eq!(events, vec![Event::Begin(Guard { time: 1, number: 2, flags: 1 }), Event::Exit(None)]);
+        assert_eq!(
+            events,
+            vec![
+                Event::Begin(Guard {
+                    time: 1,
+                    number: 2,
+                    flags: 1
+                }),
+                Event::Exit(None)
+            ]
+        );
     }
 }

@@ -1,1 +1,227 @@
-//! The control clients of one tmux server, and the registry of servers. (In progress.)
+//! The control clients of one tmux server ([`Hub`]), and the registry of
+//! servers by socket ([`Hubs`]).
+//!
+//! A hub attaches control clients lazily: the first command attaches one to
+//! the server's first session and later commands reuse it (commands work on
+//! any pane of the server whichever session the client is in). When the
+//! client goes away (`%exit`, EOF, its session killed) the next command
+//! attaches again; failed attaches back off so a flapping server costs a
+//! one-shot process per call, not a storm of attaches. When the server has no
+//! session at all, a control client cannot exist, and a one-shot `tmux`
+//! process runs the command: the only cold path.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::connection::{Connection, NoObserver, Observer};
+use super::{Command, SessionId, TmuxError};
+use crate::config::Limits;
+
+/// The lines a command printed, whichever path ran it.
+pub type Lines = Vec<Vec<u8>>;
+
+/// One tmux server, by socket path.
+pub struct Hub {
+    socket: PathBuf,
+    tmux_bin: PathBuf,
+    limits: Limits,
+    observer: Arc<dyn Observer>,
+    state: tokio::sync::Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    client: Option<Connection>,
+    /// After a failed attach: when to try again, and the next delay.
+    backoff: Option<(Instant, Duration)>,
+}
+
+const BACKOFF_START: Duration = Duration::from_millis(50);
+const BACKOFF_MAX: Duration = Duration::from_secs(2);
+
+impl Hub {
+    pub fn new(
+        socket: PathBuf,
+        tmux_bin: PathBuf,
+        limits: Limits,
+        observer: Arc<dyn Observer>,
+    ) -> Self {
+        Hub {
+            socket,
+            tmux_bin,
+            limits,
+            observer,
+            state: tokio::sync::Mutex::new(State::default()),
+        }
+    }
+
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// Runs one command and returns its output lines.
+    pub async fn run(&self, command: &Command) -> Result<Lines, TmuxError> {
+        match self.client().await {
+            Some(client) => {
+                let reply =
+                    tokio::time::timeout(self.limits.tmux_command_timeout, client.run(command))
+                        .await
+                        .map_err(|_| TmuxError::Timeout(self.limits.tmux_command_timeout))??;
+                Ok(reply.lines)
+            }
+            None => self.run_oneshot(command).await,
+        }
+    }
+
+    /// Runs a command in a `tmux` process of its own. For commands that must
+    /// not run on a shared client (they block its queue, or end its session).
+    pub async fn run_oneshot(&self, command: &Command) -> Result<Lines, TmuxError> {
+        let argv = command.to_argv()?;
+        let child = tokio::process::Command::new(&self.tmux_bin)
+            .arg("-u")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(argv)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| TmuxError::Io(format!("{}: {e}", self.tmux_bin.display())))?;
+        let output =
+            tokio::time::timeout(self.limits.tmux_command_timeout, child.wait_with_output())
+                .await
+                .map_err(|_| TmuxError::Timeout(self.limits.tmux_command_timeout))?
+                .map_err(|e| TmuxError::Io(e.to_string()))?;
+        if output.status.success() {
+            let mut stdout = output.stdout;
+            if stdout.last() == Some(&b'\n') {
+                stdout.pop();
+            }
+            if stdout.is_empty() {
+                return Ok(Vec::new());
+            }
+            return Ok(stdout.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect());
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+        if is_no_server(&stderr) {
+            Err(TmuxError::NoServer(stderr))
+        } else {
+            Err(TmuxError::Command(stderr))
+        }
+    }
+
+    /// A live control client, attaching one if needed; `None` when the server
+    /// has no session to attach to (or attaching is backing off).
+    async fn client(&self) -> Option<Connection> {
+        let mut state = self.state.lock().await;
+        if let Some(client) = &state.client {
+            if !client.is_closed() {
+                return Some(client.clone());
+            }
+            state.client = None;
+        }
+        if let Some((until, _)) = state.backoff {
+            if Instant::now() < until {
+                return None;
+            }
+        }
+        let session = self.first_session().await?;
+        match Connection::attach(
+            &self.tmux_bin,
+            &self.socket,
+            session,
+            &self.limits,
+            self.observer.clone(),
+        )
+        .await
+        {
+            Ok(client) => {
+                state.backoff = None;
+                state.client = Some(client.clone());
+                Some(client)
+            }
+            Err(e) => {
+                let delay = state
+                    .backoff
+                    .map_or(BACKOFF_START, |(_, d)| (d * 2).min(BACKOFF_MAX));
+                eprintln!(
+                    "tmux-mcp: attaching to {} {session} failed: {e}",
+                    self.socket.display()
+                );
+                state.backoff = Some((Instant::now() + delay, delay));
+                None
+            }
+        }
+    }
+
+    async fn first_session(&self) -> Option<SessionId> {
+        let list = Command::new("list-sessions").opt("-F", "#{session_id}");
+        let lines = self.run_oneshot(&list).await.ok()?;
+        lines.iter().filter_map(|l| SessionId::parse(l)).min()
+    }
+
+    /// Detaches every control client; sessions are left as they are.
+    pub async fn shutdown(&self) {
+        let mut state = self.state.lock().await;
+        if let Some(client) = state.client.take() {
+            client.detach();
+            let _ = tokio::time::timeout(Duration::from_secs(2), client.wait_closed()).await;
+        }
+    }
+}
+
+fn is_no_server(stderr: &str) -> bool {
+    stderr.starts_with("no server running") || stderr.starts_with("error connecting to")
+}
+
+/// Every tmux server this process has talked to, by socket path.
+pub struct Hubs {
+    tmux_bin: PathBuf,
+    limits: Limits,
+    hubs: Mutex<HashMap<PathBuf, Arc<Hub>>>,
+}
+
+impl Hubs {
+    pub fn new(tmux_bin: PathBuf, limits: Limits) -> Self {
+        Hubs {
+            tmux_bin,
+            limits,
+            hubs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The hub of the server at `socket`, created on first use.
+    pub fn get(&self, socket: &Path) -> Arc<Hub> {
+        let mut hubs = self.hubs.lock().expect("hubs lock");
+        hubs.entry(socket.to_path_buf())
+            .or_insert_with(|| {
+                Arc::new(Hub::new(
+                    socket.to_path_buf(),
+                    self.tmux_bin.clone(),
+                    self.limits.clone(),
+                    Arc::new(NoObserver),
+                ))
+            })
+            .clone()
+    }
+
+    /// Detaches from every server.
+    pub async fn shutdown(&self) {
+        let hubs: Vec<Arc<Hub>> = self
+            .hubs
+            .lock()
+            .expect("hubs lock")
+            .values()
+            .cloned()
+            .collect();
+        for hub in hubs {
+            hub.shutdown().await;
+        }
+    }
+}

@@ -15,7 +15,8 @@ macro_rules! tmux_id {
             /// Parses `<sigil><digits>` from bytes, as tmux prints it.
             pub fn parse(bytes: &[u8]) -> Option<Self> {
                 let digits = bytes.strip_prefix($sigil.as_bytes())?;
-                if digits.is_empty() || digits.len() > 10 || !digits.iter().all(u8::is_ascii_digit) {
+                if digits.is_empty() || digits.len() > 10 || !digits.iter().all(u8::is_ascii_digit)
+                {
                     return None;
                 }
                 std::str::from_utf8(digits).ok()?.parse().ok().map($name)

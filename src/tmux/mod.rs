@@ -4,9 +4,11 @@
 pub mod command;
 pub mod connection;
 pub mod control;
+pub mod error;
 pub mod hub;
 pub mod ids;
 pub mod socket;
 
 pub use command::Command;
+pub use error::TmuxError;
 pub use ids::{PaneId, SessionId, WindowId};

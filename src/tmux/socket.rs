@@ -22,7 +22,12 @@ pub enum SocketSpec {
 impl SocketSpec {
     /// A `-L` socket name; it names a file in tmux's socket directory.
     pub fn name(name: &str) -> anyhow::Result<SocketSpec> {
-        if name.is_empty() || name.contains('/') || name.contains('\0') || name == "." || name == ".." {
+        if name.is_empty()
+            || name.contains('/')
+            || name.contains('\0')
+            || name == "."
+            || name == ".."
+        {
             bail!("invalid socket_name {name:?}: it must be a plain file name (no '/')");
         }
         Ok(SocketSpec::Name(name.to_owned()))
@@ -73,8 +78,14 @@ mod tests {
     fn resolution_follows_tmux() {
         let tmp = Path::new("/tmp");
         let dir = socket_dir(tmp);
-        assert_eq!(SocketSpec::name("w").unwrap().resolve(tmp, None), dir.join("w"));
+        assert_eq!(
+            SocketSpec::name("w").unwrap().resolve(tmp, None),
+            dir.join("w")
+        );
         assert_eq!(SocketSpec::Default.resolve(tmp, None), dir.join("default"));
-        assert_eq!(SocketSpec::Default.resolve(tmp, Some(Path::new("/s"))), PathBuf::from("/s"));
+        assert_eq!(
+            SocketSpec::Default.resolve(tmp, Some(Path::new("/s"))),
+            PathBuf::from("/s")
+        );
     }
 }

@@ -1,1 +1,399 @@
-//! The tool table. (In progress.)
+//! The tool table: one [`ToolDef`] per tool drives both `tools/list` and
+//! `tools/call`, so the catalog and the dispatch cannot disagree.
+//!
+//! A tool is a typed async function `(App, Args, CallContext) ->
+//! Result<Out, ToolError>`. Its input schema is derived from `Args` (serde
+//! and schemars read the same struct, so schema and parsing cannot drift)
+//! and its output schema from `Out`. A non-object `Out` (a string, a list)
+//! is wrapped as `{"result": …}` the way the reference does it.
+
+mod filters;
+pub mod models;
+mod pane;
+mod rows;
+mod server;
+mod spawn;
+mod target;
+mod window;
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use crate::config::Config;
+use crate::mcp::{BoxFuture, CallContext, CallToolResult, Implementation, Service};
+use crate::tmux::hub::{Hub, Hubs};
+use crate::tmux::socket::SocketSpec;
+use crate::tmux::{Command, TmuxError};
+
+/// Shared state every tool call sees.
+pub struct App {
+    pub config: Config,
+    pub hubs: Hubs,
+}
+
+impl App {
+    pub fn new(config: Config) -> Arc<App> {
+        let hubs = Hubs::new(config.tmux_bin.clone(), config.limits.clone());
+        Arc::new(App { config, hubs })
+    }
+
+    /// The socket a call targets: `LIBTMUX_SOCKET_PATH` if set (as in the
+    /// reference), else the call's `socket_name`, else the default.
+    pub fn socket(&self, socket_name: Option<&str>) -> Result<Target, ToolError> {
+        let spec = match (&self.config.forced_socket_path, socket_name) {
+            (Some(path), _) => SocketSpec::Path(path.clone()),
+            (None, Some(name)) => {
+                SocketSpec::name(name).map_err(|e| ToolError::invalid(e.to_string()))?
+            }
+            (None, None) => self.config.default_socket.clone(),
+        };
+        let path = spec.resolve(
+            &self.config.tmux_tmpdir,
+            self.config.caller.socket_path.as_deref(),
+        );
+        Ok(Target {
+            hub: self.hubs.get(&path),
+            spec,
+        })
+    }
+
+    /// Detaches from every tmux server (sessions are left untouched).
+    pub async fn shutdown(&self) {
+        self.hubs.shutdown().await;
+    }
+}
+
+/// The tmux server a call talks to.
+pub struct Target {
+    pub hub: Arc<Hub>,
+    pub spec: SocketSpec,
+}
+
+impl Target {
+    pub async fn run(&self, command: Command) -> Result<Vec<Vec<u8>>, ToolError> {
+        self.hub.run(&command).await.map_err(ToolError::from)
+    }
+}
+
+/// A failure the agent can read and act on (an `isError` result).
+#[derive(Debug, Clone)]
+pub struct ToolError {
+    pub message: String,
+    pub suggestion: Option<String>,
+    /// Kind of failure, reported in `_meta.error_type`.
+    pub kind: &'static str,
+    /// False for failures the agent cannot fix by changing its call.
+    pub expected: bool,
+}
+
+impl ToolError {
+    pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+            suggestion: None,
+            kind,
+            expected: true,
+        }
+    }
+
+    /// Bad input, refused before tmux is touched.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new("ValidationError", message)
+    }
+
+    pub fn suggest(mut self, suggestion: impl Into<String>) -> Self {
+        self.suggestion = Some(suggestion.into());
+        self
+    }
+
+    fn into_result(self) -> CallToolResult {
+        let text = match &self.suggestion {
+            Some(s) => format!("{}\n{s}", self.message),
+            None => self.message.clone(),
+        };
+        let mut result = CallToolResult::error(text);
+        let mut meta = json!({ "error_type": self.kind, "expected": self.expected });
+        if let Some(s) = self.suggestion {
+            meta["suggestion"] = json!(s);
+        }
+        result.meta = Some(meta);
+        result
+    }
+}
+
+impl From<TmuxError> for ToolError {
+    fn from(e: TmuxError) -> Self {
+        match &e {
+            TmuxError::Command(msg) => target::classify(msg),
+            TmuxError::NoServer(_) => ToolError::new("TmuxServerNotRunning", e.to_string())
+                .suggest("Check socket_name, or call list_servers to find running tmux servers."),
+            TmuxError::Unsendable(_) => ToolError::invalid(e.to_string()),
+            _ => ToolError {
+                expected: false,
+                ..ToolError::new("TmuxError", e.to_string())
+            },
+        }
+    }
+}
+
+pub type ToolResult<T> = Result<T, ToolError>;
+
+/// MCP tool annotations (hints a client may use to auto-approve).
+#[derive(Clone, Copy, Debug)]
+pub struct Hints {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+/// Reads tmux state only.
+pub const READ: Hints = Hints {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+/// Creates something new; destroys nothing.
+pub const CREATE: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+};
+/// Delivers input to a program: it may do anything.
+pub const INPUT: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: true,
+};
+/// Destroys tmux objects (and the processes in them).
+pub const DESTROY: Hints = Hints {
+    read_only: false,
+    destructive: true,
+    idempotent: true,
+    open_world: false,
+};
+
+type Handler =
+    Box<dyn Fn(Arc<App>, Value, CallContext) -> BoxFuture<'static, CallToolResult> + Send + Sync>;
+
+/// One tool: what `tools/list` says about it and how to call it.
+pub struct ToolDef {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub hints: Hints,
+    pub input_schema: Value,
+    pub output_schema: Value,
+    call: Handler,
+}
+
+impl ToolDef {
+    /// Builds a tool from a typed handler.
+    pub fn new<A, O, F, Fut>(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+        hints: Hints,
+        handler: F,
+    ) -> ToolDef
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + JsonSchema + 'static,
+        F: Fn(Arc<App>, A, CallContext) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ToolResult<O>> + Send + 'static,
+    {
+        let input_schema = schema_of::<A>();
+        let (output_schema, wrapped) = output_schema_of::<O>();
+        let handler = Arc::new(handler);
+        let call: Handler = Box::new(move |app, args, ctx| {
+            let handler = handler.clone();
+            Box::pin(async move {
+                let args = match parse_args::<A>(name, args) {
+                    Ok(args) => args,
+                    Err(e) => return e.into_result(),
+                };
+                match handler(app, args, ctx).await {
+                    Ok(out) => to_result(out, wrapped),
+                    Err(e) => e.into_result(),
+                }
+            })
+        });
+        ToolDef {
+            name,
+            title,
+            description,
+            hints,
+            input_schema,
+            output_schema,
+            call,
+        }
+    }
+
+    /// The `tools/list` entry.
+    pub fn listing(&self) -> Value {
+        json!({
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "annotations": {
+                "title": self.title,
+                "readOnlyHint": self.hints.read_only,
+                "destructiveHint": self.hints.destructive,
+                "idempotentHint": self.hints.idempotent,
+                "openWorldHint": self.hints.open_world,
+            },
+        })
+    }
+}
+
+fn settings() -> SchemaSettings {
+    SchemaSettings::draft2020_12().with(|s| {
+        s.inline_subschemas = true;
+        s.meta_schema = None;
+    })
+}
+
+fn schema_of<T: JsonSchema>() -> Value {
+    let mut schema = settings()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    if let Some(obj) = schema.as_object_mut() {
+        obj.remove("title");
+        obj.remove("description");
+    }
+    schema
+}
+
+/// The output schema, and whether results are wrapped as `{"result": …}`.
+fn output_schema_of<T: JsonSchema>() -> (Value, bool) {
+    let schema = schema_of::<T>();
+    if schema.get("type") == Some(&json!("object")) {
+        return (schema, false);
+    }
+    let wrapped = json!({
+        "type": "object",
+        "properties": { "result": schema },
+        "required": ["result"],
+        "x-fastmcp-wrap-result": true,
+    });
+    (wrapped, true)
+}
+
+/// Arguments are decoded in exactly this one place.
+fn parse_args<A: DeserializeOwned>(tool: &str, args: Value) -> Result<A, ToolError> {
+    let args = if args.is_null() {
+        Value::Object(Map::new())
+    } else {
+        args
+    };
+    serde_json::from_value(args).map_err(|e| {
+        let message = e.to_string();
+        let error = ToolError::new("ValidationError", format!("Invalid arguments for {tool}: {message}"));
+        if message.starts_with("unknown field") {
+            error.suggest("Remove or correct the unrecognized argument; the tool's inputSchema lists the valid ones.")
+        } else {
+            error
+        }
+    })
+}
+
+fn to_result<O: Serialize>(out: O, wrapped: bool) -> CallToolResult {
+    let value = match serde_json::to_value(&out) {
+        Ok(v) => v,
+        Err(e) => return CallToolResult::error(format!("could not encode the result: {e}")),
+    };
+    if !wrapped {
+        return CallToolResult::structured(value);
+    }
+    match value {
+        Value::String(text) => CallToolResult::wrapped_text(text),
+        other => {
+            // The text copy is the bare value; an empty list has no text
+            // block at all, as the reference sends it.
+            let text = serde_json::to_string(&other).unwrap_or_default();
+            let empty = other.as_array().is_some_and(Vec::is_empty);
+            let mut result = CallToolResult::structured(json!({ "result": other }));
+            result.content = if empty {
+                Vec::new()
+            } else {
+                vec![json!({ "type": "text", "text": text })]
+            };
+            result
+        }
+    }
+}
+
+/// Every tool, in catalog order.
+pub fn catalog() -> Vec<ToolDef> {
+    let mut tools = Vec::new();
+    server::register(&mut tools);
+    window::register(&mut tools);
+    pane::register(&mut tools);
+    tools
+}
+
+/// The MCP-facing server: the tool table plus the shared [`App`].
+pub struct TmuxService {
+    app: Arc<App>,
+    tools: Vec<ToolDef>,
+}
+
+impl TmuxService {
+    pub fn new(app: Arc<App>) -> Self {
+        TmuxService {
+            app,
+            tools: catalog(),
+        }
+    }
+}
+
+const INSTRUCTIONS: &str = include_str!("instructions.txt");
+
+impl Service for TmuxService {
+    fn implementation(&self) -> Implementation {
+        Implementation {
+            name: "tmux".into(),
+            title: Some("tmux-mcp".into()),
+            version: env!("CARGO_PKG_VERSION").into(),
+            website_url: None,
+        }
+    }
+
+    fn instructions(&self) -> String {
+        let mut text = INSTRUCTIONS.trim_end().to_owned();
+        if let Some(pane) = &self.app.config.caller.pane_id {
+            let extra = format!(
+                "\n\nAgent context: this MCP server runs inside tmux pane {pane}; results mark it is_caller=true."
+            );
+            if text.len() + extra.len() <= 2048 {
+                text.push_str(&extra);
+            }
+        }
+        text
+    }
+
+    fn tools(&self) -> Vec<Value> {
+        self.tools.iter().map(ToolDef::listing).collect()
+    }
+
+    fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        ctx: CallContext,
+    ) -> Option<BoxFuture<'static, CallToolResult>> {
+        let tool = self.tools.iter().find(|t| t.name == name)?;
+        Some((tool.call)(self.app.clone(), arguments, ctx))
+    }
+}

@@ -1,0 +1,53 @@
+//! What can go wrong talking to tmux, in the few kinds callers branch on.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::command::UnsendableArg;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TmuxError {
+    /// tmux ran the command and refused it: the `%error` block's text, or a
+    /// one-shot process's stderr.
+    Command(String),
+    /// No tmux server answers on this socket.
+    NoServer(String),
+    /// The control client went away before it replied.
+    Disconnected,
+    /// tmux did not reply in time.
+    Timeout(Duration),
+    /// An argument cannot be expressed as a tmux command.
+    Unsendable(UnsendableArg),
+    /// The reply was larger than the configured bound.
+    Overflow,
+    /// Starting or talking to a tmux process failed.
+    Io(String),
+}
+
+impl fmt::Display for TmuxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TmuxError::Command(msg) => write!(f, "tmux error: {msg}"),
+            TmuxError::NoServer(msg) => {
+                write!(f, "no tmux server is running on this socket ({msg})")
+            }
+            TmuxError::Disconnected => {
+                f.write_str("the tmux control connection closed before tmux replied")
+            }
+            TmuxError::Timeout(d) => write!(f, "tmux did not reply within {:.1}s", d.as_secs_f64()),
+            TmuxError::Unsendable(e) => e.fmt(f),
+            TmuxError::Overflow => {
+                f.write_str("the tmux reply was larger than the configured bound")
+            }
+            TmuxError::Io(msg) => write!(f, "could not run tmux: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for TmuxError {}
+
+impl From<UnsendableArg> for TmuxError {
+    fn from(e: UnsendableArg) -> Self {
+        TmuxError::Unsendable(e)
+    }
+}

@@ -1,0 +1,77 @@
+//! Result models, field for field the reference's (libtmux-mcp 0.1.0a22),
+//! including its typing quirks (sizes of panes and windows are strings).
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// A tmux session.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SessionInfo {
+    /// Session id (e.g. '$1').
+    pub session_id: String,
+    pub session_name: Option<String>,
+    pub window_count: i64,
+    /// Number of attached clients, as a string (e.g. "0").
+    pub session_attached: Option<String>,
+    /// Creation time, epoch seconds as a string.
+    pub session_created: Option<String>,
+    /// Active pane of the session's current window.
+    pub active_pane_id: Option<String>,
+}
+
+/// A tmux window.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct WindowInfo {
+    pub window_id: String,
+    pub window_name: Option<String>,
+    pub window_index: Option<String>,
+    pub session_id: Option<String>,
+    pub session_name: Option<String>,
+    pub pane_count: i64,
+    pub window_layout: Option<String>,
+    /// "1" when this is its session's current window.
+    pub window_active: Option<String>,
+    pub window_width: Option<String>,
+    pub window_height: Option<String>,
+    pub active_pane_id: Option<String>,
+}
+
+/// A tmux pane (metadata, no content).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PaneInfo {
+    pub pane_id: String,
+    pub pane_index: Option<String>,
+    pub pane_width: Option<String>,
+    pub pane_height: Option<String>,
+    /// Window-relative cell coordinates; right and bottom are inclusive.
+    pub pane_left: Option<i64>,
+    pub pane_top: Option<i64>,
+    pub pane_right: Option<i64>,
+    pub pane_bottom: Option<i64>,
+    pub pane_at_left: Option<bool>,
+    pub pane_at_right: Option<bool>,
+    pub pane_at_top: Option<bool>,
+    pub pane_at_bottom: Option<bool>,
+    pub pane_tty: Option<String>,
+    pub pane_current_command: Option<String>,
+    pub pane_current_path: Option<String>,
+    pub pane_pid: Option<String>,
+    pub pane_title: Option<String>,
+    /// "1" when this is its window's active pane.
+    pub pane_active: Option<String>,
+    pub window_id: Option<String>,
+    pub session_id: Option<String>,
+    /// True when this is the pane this MCP server runs in; null when unknown.
+    pub is_caller: Option<bool>,
+}
+
+/// A tmux server.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ServerInfo {
+    pub is_alive: bool,
+    pub socket_name: Option<String>,
+    pub socket_path: Option<String>,
+    pub session_count: i64,
+    /// tmux version (e.g. '3.3a'), when the server answered.
+    pub version: Option<String>,
+}

@@ -1,0 +1,467 @@
+//! Pane tools: listing, splitting, typing, reading.
+
+use std::sync::Arc;
+
+use regex::Regex;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::filters::{self, Filters};
+use super::models::PaneInfo;
+use super::rows;
+use super::server::Sock;
+use super::spawn::{self, Environment};
+use super::target::{self, PaneSel, SessionSel, WindowSel};
+use super::{App, CREATE, DESTROY, INPUT, READ, ToolDef, ToolError, ToolResult};
+use crate::mcp::CallContext;
+use crate::tmux::Command;
+
+pub fn register(tools: &mut Vec<ToolDef>) {
+    tools.push(ToolDef::new(
+        "list_panes",
+        "List tmux Panes",
+        "List panes of a window (window_id or window_index), of a session, or of the whole server. Metadata only: use capture_pane or search_panes for what a pane shows.",
+        READ,
+        list_panes,
+    ));
+    tools.push(ToolDef::new(
+        "get_pane_info",
+        "Get Pane Info",
+        "Metadata of one pane (size, position, command, path, title) without its content.",
+        READ,
+        get_pane_info,
+    ));
+    tools.push(ToolDef::new(
+        "split_window",
+        "Split tmux Window",
+        "Create a pane by splitting pane_id (or the target window's active pane). Focus does not move. Returns the new pane.",
+        CREATE,
+        split_window,
+    ));
+    tools.push(ToolDef::new(
+        "kill_pane",
+        "Kill Pane",
+        "Kill a pane and its process. Refuses the pane this MCP server runs in.",
+        DESTROY,
+        kill_pane,
+    ));
+    tools.push(ToolDef::new(
+        "send_keys",
+        "Send Keys",
+        "Type into a pane. Presses Enter afterwards unless enter=false (pass enter=false for control keys such as C-c). With literal=false tmux key names (C-c, Escape, Up) are recognised. Returns at once: to run a command and get its output and exit status use run_command; to wait for output use wait_for_text rather than capturing right away.",
+        INPUT,
+        send_keys,
+    ));
+    tools.push(ToolDef::new(
+        "capture_pane",
+        "Capture Pane",
+        "The text a pane shows (visible screen, or a range with start/end; negative lines are scrollback), trailing blank lines trimmed, at most max_lines lines (the last ones; a header says how many were cut).",
+        READ,
+        capture_pane,
+    ));
+    tools.push(ToolDef::new(
+        "display_message",
+        "Evaluate tmux Format String",
+        "Read tmux variables against a pane and return the substituted text, e.g. '#{pane_current_command} #{cursor_x},#{cursor_y}'. Only literal text and '#{variable}' references are accepted: modifiers, conditionals and '#(...)' jobs are refused.",
+        READ,
+        display_message,
+    ));
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListPanesArgs {
+    #[serde(flatten)]
+    session: SessionSel,
+    /// Window ID (e.g. '@1').
+    #[serde(default)]
+    window_id: Option<String>,
+    /// Window index within the session.
+    #[serde(default)]
+    window_index: Option<String>,
+    #[serde(flatten)]
+    sock: Sock,
+    /// Filters: {"field[__op]": "value"}, same operators as list_sessions.
+    #[serde(default)]
+    filters: Option<Filters>,
+}
+
+async fn list_panes(
+    app: Arc<App>,
+    args: ListPanesArgs,
+    _: CallContext,
+) -> ToolResult<Vec<PaneInfo>> {
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let mut rows = target::panes(&target).await?;
+    if args.window_id.is_some() || args.window_index.is_some() {
+        let sel = WindowSel {
+            window_id: args.window_id.as_deref(),
+            window_index: args.window_index.as_deref(),
+            session: &args.session,
+        };
+        let window = target::window(&target, &sel).await?;
+        rows.retain(|r| r.info.window_id.as_deref() == Some(window.window_id.as_str()));
+    } else if args.session.is_given() {
+        if let Some(id) = &args.session.session_id {
+            target::session_id(id)?;
+            rows.retain(|r| r.info.session_id.as_deref() == Some(id.as_str()));
+        } else if let Some(name) = &args.session.session_name {
+            rows.retain(|r| &r.session_name == name);
+        }
+        if rows.is_empty() {
+            target::session(&target, &args.session).await?;
+        }
+    } else {
+        // A window linked into several sessions is listed once per session.
+        let mut seen = std::collections::HashSet::new();
+        rows.retain(|r| seen.insert(r.info.pane_id.clone()));
+    }
+    let mut panes: Vec<PaneInfo> = rows.into_iter().map(|r| r.info).collect();
+    for pane in &mut panes {
+        app.mark_caller(&target, pane);
+    }
+    filters::apply(panes, args.filters)
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PaneArgs {
+    #[serde(flatten)]
+    pane: PaneSel,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+async fn get_pane_info(app: Arc<App>, args: PaneArgs, _: CallContext) -> ToolResult<PaneInfo> {
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let pane = target::resolve_pane(&target, &args.pane).await?;
+    let mut info = target::pane_row(&target, pane).await?.info;
+    app.mark_caller(&target, &mut info);
+    Ok(info)
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SplitDirection {
+    Above,
+    Below,
+    Left,
+    Right,
+}
+
+/// `size`: cells, or a string such as '30%'.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Size {
+    Cells(u32),
+    Text(String),
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SplitWindowArgs {
+    /// Pane to split (e.g. '%1'). Default: the target window's active pane.
+    #[serde(default)]
+    pane_id: Option<String>,
+    #[serde(flatten)]
+    session: SessionSel,
+    /// Window ID (e.g. '@1').
+    #[serde(default)]
+    window_id: Option<String>,
+    /// Window index within the session.
+    #[serde(default)]
+    window_index: Option<String>,
+    /// Where the new pane goes relative to the split one. Default: below.
+    #[serde(default)]
+    direction: Option<SplitDirection>,
+    /// Size of the new pane: cells (e.g. 20) or a percentage string (e.g. '30%').
+    #[serde(default)]
+    size: Option<Size>,
+    /// Existing directory to start in. `~` expands; a relative path resolves against the MCP server's directory.
+    #[serde(default)]
+    start_directory: Option<String>,
+    /// Command to run instead of the default shell; the pane closes when it exits.
+    #[serde(default)]
+    shell: Option<String>,
+    #[serde(flatten)]
+    sock: Sock,
+    /// Environment for the new pane's process: object of strings or a JSON string of one.
+    #[serde(default)]
+    environment: Option<Environment>,
+    /// Keep shells from writing history files (HISTFILE='', fish private mode, HISTCONTROL=ignorespace).
+    #[serde(default)]
+    suppress_persistent_history: bool,
+}
+
+fn size_arg(size: Size) -> ToolResult<String> {
+    let text = match size {
+        Size::Cells(n) => return Ok(n.to_string()),
+        Size::Text(text) => text,
+    };
+    let digits = text.strip_suffix('%').unwrap_or(&text);
+    if digits.is_empty() || digits.len() > 9 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ToolError::invalid(format!(
+            "size must be a number of cells or a percentage such as '30%', got {text:?}"
+        )));
+    }
+    Ok(text)
+}
+
+async fn split_window(
+    app: Arc<App>,
+    args: SplitWindowArgs,
+    _: CallContext,
+) -> ToolResult<PaneInfo> {
+    let vars = spawn::environment(args.environment, args.suppress_persistent_history)?;
+    let dir = spawn::start_directory(args.start_directory.as_deref())?;
+    let size = args.size.map(size_arg).transpose()?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let split_target = match &args.pane_id {
+        Some(id) => target::pane_id(id)?.to_string(),
+        None => {
+            let sel = WindowSel {
+                window_id: args.window_id.as_deref(),
+                window_index: args.window_index.as_deref(),
+                session: &args.session,
+            };
+            target::window(&target, &sel).await?.window_id
+        }
+    };
+    let mut cmd = Command::new("split-window")
+        .flag("-d")
+        .flag("-P")
+        .opt("-F", rows::format(rows::PANE_FIELDS));
+    cmd = cmd.target(split_target);
+    cmd = match args.direction.unwrap_or(SplitDirection::Below) {
+        SplitDirection::Below => cmd.flag("-v"),
+        SplitDirection::Above => cmd.flag("-v").flag("-b"),
+        SplitDirection::Right => cmd.flag("-h"),
+        SplitDirection::Left => cmd.flag("-h").flag("-b"),
+    };
+    cmd = cmd.opt_if("-l", size);
+    cmd = cmd.opt_if("-c", dir.map(|d| spawn::literal(&d.to_string_lossy())));
+    cmd = spawn::with_env(cmd, &vars);
+    if let Some(shell) = &args.shell {
+        cmd = cmd.flag("--").arg(shell);
+    }
+    let lines = target.run(cmd).await?;
+    let mut info = rows::records(&lines, rows::PANE_FIELDS.len())
+        .first()
+        .map(|r| rows::pane(r).info)
+        .ok_or_else(|| {
+            ToolError::new(
+                "TmuxCommandError",
+                "tmux created the pane but did not describe it",
+            )
+        })?;
+    app.mark_caller(&target, &mut info);
+    Ok(info)
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KillPaneArgs {
+    /// Pane ID (e.g. '%1').
+    pane_id: String,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+async fn kill_pane(app: Arc<App>, args: KillPaneArgs, _: CallContext) -> ToolResult<String> {
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    if app.config.caller.pane_id.as_deref() == Some(args.pane_id.as_str())
+        && app.caller_socket_is(target.hub.socket(), true)
+    {
+        return Err(ToolError::new(
+            "ExpectedToolError",
+            "Refusing to kill the pane running this MCP server. Use a manual tmux command if intended.",
+        ));
+    }
+    let pane = target::pane_id(&args.pane_id)?;
+    // One-shot: the last pane of our control client's session takes the
+    // client with it, and the reply could be lost.
+    target
+        .hub
+        .run_oneshot(&Command::new("kill-pane").target(pane))
+        .await?;
+    Ok(format!("Pane killed: {pane}"))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendKeysArgs {
+    /// Text or key names to send.
+    keys: String,
+    #[serde(flatten)]
+    pane: PaneSel,
+    /// Press Enter after the keys.
+    #[serde(default = "yes")]
+    enter: bool,
+    /// Send the text verbatim; false lets tmux read key names such as C-c or Escape.
+    #[serde(default)]
+    literal: bool,
+    /// Prefix a space so shells configured to ignore such lines keep them out of history.
+    #[serde(default)]
+    suppress_history: bool,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+fn yes() -> bool {
+    true
+}
+
+async fn send_keys(app: Arc<App>, args: SendKeysArgs, _: CallContext) -> ToolResult<String> {
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let pane = target::resolve_pane(&target, &args.pane).await?;
+    let text = if args.suppress_history {
+        format!(" {}", args.keys)
+    } else {
+        args.keys
+    };
+    if !text.is_empty() {
+        let mut cmd = Command::new("send-keys").target(pane);
+        if args.literal {
+            cmd = cmd.flag("-l");
+        }
+        target.run(cmd.flag("--").arg(text)).await?;
+    }
+    if args.enter {
+        target
+            .run(Command::new("send-keys").target(pane).arg("Enter"))
+            .await?;
+    }
+    Ok(format!("Keys sent to pane {pane}"))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CapturePaneArgs {
+    #[serde(flatten)]
+    pane: PaneSel,
+    /// First line: 0 is the top of the visible screen, negative numbers reach into scrollback.
+    #[serde(default)]
+    start: Option<i64>,
+    /// Last line (same numbering as start).
+    #[serde(default)]
+    end: Option<i64>,
+    /// Keep at most this many lines (the last ones); null for no limit.
+    #[serde(default = "default_max_lines")]
+    max_lines: Option<i64>,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+fn default_max_lines() -> Option<i64> {
+    Some(500)
+}
+
+async fn capture_pane(app: Arc<App>, args: CapturePaneArgs, _: CallContext) -> ToolResult<String> {
+    if let Some(n) = args.max_lines {
+        if n <= 0 {
+            return Err(ToolError::invalid(format!(
+                "max_lines must be positive or null (received {n})"
+            )));
+        }
+    }
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let pane = target::resolve_pane(&target, &args.pane).await?;
+    let cmd = Command::new("capture-pane").flag("-p").target(pane);
+    let cmd = cmd
+        .opt_if("-S", args.start.map(|n| n.to_string()))
+        .opt_if("-E", args.end.map(|n| n.to_string()));
+    let mut lines: Vec<String> = target
+        .run(cmd)
+        .await?
+        .iter()
+        .map(|l| String::from_utf8_lossy(l).into_owned())
+        .collect();
+    while lines.last().is_some_and(|l| l.trim().is_empty()) {
+        lines.pop();
+    }
+    let cut = match args.max_lines {
+        Some(max) if lines.len() > max as usize => lines.len() - max as usize,
+        _ => 0,
+    };
+    let mut text = if cut > 0 {
+        format!(
+            "[... truncated {cut} lines ...]\n{}",
+            lines[cut..].join("\n")
+        )
+    } else {
+        lines.join("\n")
+    };
+    let limit = app.config.limits.tool_result;
+    if text.len() > limit {
+        let mut start = text.len() - limit;
+        while !text.is_char_boundary(start) {
+            start += 1;
+        }
+        text = format!("[... truncated {start} bytes ...]\n{}", &text[start..]);
+    }
+    Ok(text)
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DisplayMessageArgs {
+    /// Literal text and '#{variable}' references (e.g. '#{cursor_x} #{cursor_y}').
+    format_string: String,
+    #[serde(flatten)]
+    pane: PaneSel,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+/// Only `#{name}` references: modifiers expand a value a second time and
+/// `#(...)` runs a shell command, so anything else with `#` is refused.
+fn check_format(format: &str) -> ToolResult<()> {
+    let reference = Regex::new(r"#\{[A-Za-z_@][A-Za-z0-9_-]*\}").expect("valid regex");
+    if reference.replace_all(format, "").contains('#') {
+        return Err(ToolError::invalid(format!(
+            "format_string accepts literal text and '#{{variable}}' references only; {format:?} carries other tmux format syntax. Modifiers such as '#{{E:...}}' expand a variable's value a second time, and a job '#(...)' runs a shell command."
+        )));
+    }
+    Ok(())
+}
+
+async fn display_message(
+    app: Arc<App>,
+    args: DisplayMessageArgs,
+    _: CallContext,
+) -> ToolResult<String> {
+    check_format(&args.format_string)?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let pane = target::resolve_pane(&target, &args.pane).await?;
+    let cmd = Command::new("display-message")
+        .flag("-p")
+        .target(pane)
+        .flag("--")
+        .arg(&args.format_string);
+    let lines = target.run(cmd).await?;
+    Ok(lines
+        .iter()
+        .map(|l| String::from_utf8_lossy(l))
+        .collect::<Vec<_>>()
+        .join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_formats_are_limited_to_references() {
+        assert!(check_format("#{pane_id} at #{cursor_x},#{@user_opt}").is_ok());
+        for bad in ["#(id)", "#{E:x}", "#S", "##", "#{?a,b,c}", "#[fg=red]"] {
+            assert!(check_format(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sizes_are_cells_or_percentages() {
+        assert_eq!(size_arg(Size::Cells(5)).unwrap(), "5");
+        assert_eq!(size_arg(Size::Text("30%".into())).unwrap(), "30%");
+        assert!(size_arg(Size::Text("1;kill-server".into())).is_err());
+    }
+}

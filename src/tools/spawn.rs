@@ -1,0 +1,197 @@
+//! Arguments shared by the tools that start a process (create_session,
+//! create_window, split_window): environment, start directory, history
+//! suppression, and escaping names for tmux's format expansion.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{ToolError, ToolResult};
+use crate::tmux::Command;
+
+/// `environment`: an object of strings, or a JSON string of one.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Environment {
+    Map(BTreeMap<String, String>),
+    Json(String),
+}
+
+/// The environment to pass as `-e K=V`, with `suppress_persistent_history`
+/// merged in: shells keep no history file for the new process.
+pub fn environment(
+    env: Option<Environment>,
+    suppress_history: bool,
+) -> ToolResult<BTreeMap<String, String>> {
+    let mut vars = match env {
+        None => BTreeMap::new(),
+        Some(Environment::Map(map)) => map,
+        Some(Environment::Json(text)) => match serde_json::from_str::<serde_json::Value>(&text) {
+            Err(e) => return Err(ToolError::invalid(format!("Invalid environment JSON: {e}"))),
+            Ok(serde_json::Value::Object(obj)) => obj
+                .into_iter()
+                .map(|(k, v)| match v {
+                    serde_json::Value::String(s) => Ok((k, s)),
+                    _ => Err(ToolError::invalid(
+                        "environment keys and values must be strings",
+                    )),
+                })
+                .collect::<ToolResult<_>>()?,
+            Ok(_) => return Err(ToolError::invalid("environment must be a JSON object")),
+        },
+    };
+    for key in vars.keys() {
+        if key.is_empty() || key.contains('=') {
+            return Err(ToolError::invalid(format!(
+                "environment variable name {key:?} is not valid"
+            )));
+        }
+    }
+    if suppress_history {
+        for (name, want) in [
+            ("HISTFILE", ""),
+            ("fish_history", ""),
+            ("fish_private_mode", "1"),
+        ] {
+            match vars.get(name) {
+                Some(v) if v != want => {
+                    let fix = if want.is_empty() {
+                        "set it to an empty string"
+                    } else {
+                        "set it to '1'"
+                    };
+                    return Err(ToolError::invalid(format!(
+                        "environment variable {name} conflicts with suppress_persistent_history=True; omit it or {fix}"
+                    )));
+                }
+                _ => {
+                    vars.insert(name.to_owned(), want.to_owned());
+                }
+            }
+        }
+        let control = vars.get("HISTCONTROL").cloned().unwrap_or_default();
+        if !control
+            .split(':')
+            .any(|c| c == "ignorespace" || c == "ignoreboth")
+        {
+            let merged = if control.is_empty() {
+                "ignorespace".to_owned()
+            } else {
+                format!("{control}:ignorespace")
+            };
+            vars.insert("HISTCONTROL".into(), merged);
+        }
+    }
+    Ok(vars)
+}
+
+/// Adds `-e K=V` for each variable.
+pub fn with_env(mut cmd: Command, vars: &BTreeMap<String, String>) -> Command {
+    for (k, v) in vars {
+        cmd = cmd.opt("-e", format!("{k}={v}"));
+    }
+    cmd
+}
+
+/// Resolves `start_directory` as the reference does: `~` expanded, relative
+/// paths against our working directory, symlinks resolved; it must exist.
+pub fn start_directory(raw: Option<&str>) -> ToolResult<Option<PathBuf>> {
+    let Some(raw) = raw else { return Ok(None) };
+    let expanded = match raw.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            let home = std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/"));
+            home.join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(raw),
+    };
+    let absolute = if expanded.is_absolute() {
+        expanded
+    } else {
+        std::env::current_dir()
+            .unwrap_or_else(|_| PathBuf::from("/"))
+            .join(expanded)
+    };
+    match std::fs::canonicalize(&absolute) {
+        Ok(path) if path.is_dir() => Ok(Some(path)),
+        Ok(path) => Err(not_a_dir(&path)),
+        Err(_) => Err(not_a_dir(&absolute)),
+    }
+}
+
+fn not_a_dir(path: &Path) -> ToolError {
+    ToolError::invalid(format!(
+        "start_directory is not an existing directory: '{}'",
+        path.display()
+    ))
+}
+
+/// Escapes text that tmux expands as a format (names, titles, directories)
+/// so that it is stored literally: `#` becomes `##`.
+pub fn literal(text: &str) -> String {
+    text.replace('#', "##")
+}
+
+/// Checks a session name before tmux sees it.
+pub fn session_name(name: &str) -> ToolResult<()> {
+    let reason = if name.is_empty() {
+        "empty"
+    } else if name.contains('.') {
+        "contains periods"
+    } else if name.contains(':') {
+        "contains colons"
+    } else {
+        return Ok(());
+    };
+    Err(ToolError::new(
+        "BadSessionName",
+        format!("Bad session name: {reason} (session name: {name})"),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_suppression_merges_and_refuses_conflicts() {
+        let vars = environment(None, true).unwrap();
+        assert_eq!(vars["HISTFILE"], "");
+        assert_eq!(vars["HISTCONTROL"], "ignorespace");
+        let given = Environment::Map([("HISTCONTROL".into(), "ignoredups".into())].into());
+        assert_eq!(
+            environment(Some(given), true).unwrap()["HISTCONTROL"],
+            "ignoredups:ignorespace"
+        );
+        let bad = Environment::Map([("HISTFILE".into(), "/x".into())].into());
+        assert!(
+            environment(Some(bad), true)
+                .unwrap_err()
+                .message
+                .contains("conflicts")
+        );
+        assert!(environment(Some(Environment::Json("[]".into())), false).is_err());
+    }
+
+    #[test]
+    fn names_and_directories_are_checked() {
+        assert!(session_name("a.b").is_err());
+        assert!(session_name("a:b").is_err());
+        assert!(session_name("").is_err());
+        assert!(session_name("ok").is_ok());
+        assert_eq!(literal("a#{b}#S"), "a##{b}##S");
+        assert!(
+            start_directory(Some("/nonexistent/dir"))
+                .unwrap_err()
+                .message
+                .contains("not an existing")
+        );
+        assert_eq!(
+            start_directory(Some("/")).unwrap(),
+            Some(PathBuf::from("/"))
+        );
+    }
+}

@@ -1,0 +1,291 @@
+//! Finding the tmux object a call means, with the reference's precedence:
+//! an id wins, then a name or index, else the first session / window / pane
+//! listed. Every lookup is one `list-*` round trip filtered here, so names
+//! are compared exactly (tmux's own `-t name` would also match prefixes and
+//! patterns).
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::models::{PaneInfo, SessionInfo, WindowInfo};
+use super::rows::{self, PaneRow};
+use super::{App, Target, ToolError, ToolResult};
+use crate::tmux::{Command, PaneId, SessionId, WindowId};
+
+const DISCOVER: &str = "Call list_sessions / list_windows / list_panes to discover valid ids.";
+const DISCOVER_PANES: &str = "Call list_panes to discover valid pane ids.";
+
+/// Turns a tmux error message into an error an agent can act on.
+pub fn classify(msg: &str) -> ToolError {
+    let msg = msg.trim();
+    if let Some(rest) = msg.strip_prefix("can't find pane: ") {
+        return pane_not_found(rest);
+    }
+    if msg.starts_with("can't find session") || msg.starts_with("can't find window") {
+        return ToolError::new("TmuxObjectDoesNotExist", format!("Object not found: {msg}"))
+            .suggest(DISCOVER);
+    }
+    if let Some(name) = msg.strip_prefix("duplicate session: ") {
+        return ToolError::new("TmuxSessionExists", format!("Session named {name} exists"));
+    }
+    ToolError::new("TmuxCommandError", format!("tmux error: {msg}"))
+}
+
+pub fn pane_not_found(id: &str) -> ToolError {
+    ToolError::new("PaneNotFound", format!("Pane not found: {id}")).suggest(DISCOVER_PANES)
+}
+
+fn not_found(key: &str, value: &str) -> ToolError {
+    ToolError::new(
+        "TmuxObjectDoesNotExist",
+        format!("Object not found: Could not find {key}={value}"),
+    )
+    .suggest(DISCOVER)
+}
+
+/// A pane id argument; anything but `%N` cannot name a pane.
+pub fn pane_id(raw: &str) -> ToolResult<PaneId> {
+    PaneId::parse(raw.as_bytes()).ok_or_else(|| pane_not_found(raw))
+}
+
+pub fn window_id(raw: &str) -> ToolResult<WindowId> {
+    WindowId::parse(raw.as_bytes()).ok_or_else(|| not_found("window_id", raw))
+}
+
+pub fn session_id(raw: &str) -> ToolResult<SessionId> {
+    SessionId::parse(raw.as_bytes()).ok_or_else(|| not_found("session_id", raw))
+}
+
+/// `session_name` / `session_id`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct SessionSel {
+    /// Session name.
+    #[serde(default)]
+    pub session_name: Option<String>,
+    /// Session ID (e.g. '$1').
+    #[serde(default)]
+    pub session_id: Option<String>,
+}
+
+impl SessionSel {
+    pub fn is_given(&self) -> bool {
+        self.session_name.is_some() || self.session_id.is_some()
+    }
+
+    fn matches(&self, id: &str, name: &str) -> bool {
+        match (&self.session_id, &self.session_name) {
+            (Some(want), _) => want == id,
+            (None, Some(want)) => want == name,
+            (None, None) => true,
+        }
+    }
+
+    fn miss(&self) -> ToolError {
+        match (&self.session_id, &self.session_name) {
+            (Some(id), _) => not_found("session_id", id),
+            (None, Some(name)) => not_found("session_name", name),
+            (None, None) => not_found("session", "(any)"),
+        }
+    }
+}
+
+/// Every session, in tmux's order.
+pub async fn sessions(target: &Target) -> ToolResult<Vec<SessionInfo>> {
+    let format = rows::format(rows::SESSION_FIELDS);
+    let lines = match target
+        .hub
+        .run(&Command::new("list-sessions").opt("-F", format))
+        .await
+    {
+        Ok(lines) => lines,
+        Err(crate::tmux::TmuxError::NoServer(_)) => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(rows::records(&lines, rows::SESSION_FIELDS.len())
+        .iter()
+        .map(|r| rows::session(r))
+        .collect())
+}
+
+/// The session `sel` names, else the first one.
+pub async fn session(target: &Target, sel: &SessionSel) -> ToolResult<SessionInfo> {
+    if let Some(id) = &sel.session_id {
+        session_id(id)?;
+    }
+    sessions(target)
+        .await?
+        .into_iter()
+        .find(|s| sel.matches(&s.session_id, s.session_name.as_deref().unwrap_or("")))
+        .ok_or_else(|| sel.miss())
+}
+
+/// Every window of the server (`list-windows -a`), in tmux's order.
+pub async fn windows(target: &Target) -> ToolResult<Vec<WindowInfo>> {
+    let format = rows::format(rows::WINDOW_FIELDS);
+    let lines = target
+        .run(Command::new("list-windows").flag("-a").opt("-F", format))
+        .await?;
+    Ok(rows::records(&lines, rows::WINDOW_FIELDS.len())
+        .iter()
+        .map(|r| rows::window(r))
+        .collect())
+}
+
+/// `window_id` / `window_index` plus the session.
+#[derive(Debug)]
+pub struct WindowSel<'a> {
+    pub window_id: Option<&'a str>,
+    pub window_index: Option<&'a str>,
+    pub session: &'a SessionSel,
+}
+
+/// The window `sel` names: by id; else by index in the session (given or
+/// first); else the session's first window.
+pub async fn window(target: &Target, sel: &WindowSel<'_>) -> ToolResult<WindowInfo> {
+    let all = windows(target).await?;
+    if let Some(id) = sel.window_id {
+        window_id(id)?;
+        return all
+            .into_iter()
+            .find(|w| w.window_id == id)
+            .ok_or_else(|| not_found("window_id", id));
+    }
+    let session_id = session_for_windows(target, sel.session, &all).await?;
+    let mut in_session = all
+        .into_iter()
+        .filter(|w| w.session_id.as_deref() == Some(session_id.as_str()));
+    match sel.window_index {
+        Some(index) => in_session
+            .find(|w| w.window_index.as_deref() == Some(index))
+            .ok_or_else(|| not_found("window_index", index)),
+        None => in_session
+            .next()
+            .ok_or_else(|| ToolError::new("NoWindowsExist", "The session has no windows.")),
+    }
+}
+
+/// The session id a window lookup is scoped to.
+async fn session_for_windows(
+    target: &Target,
+    sel: &SessionSel,
+    all: &[WindowInfo],
+) -> ToolResult<String> {
+    if let Some(id) = &sel.session_id {
+        session_id(id)?;
+        return all
+            .iter()
+            .find(|w| w.session_id.as_deref() == Some(id))
+            .and_then(|w| w.session_id.clone())
+            .ok_or_else(|| sel.miss());
+    }
+    if let Some(name) = &sel.session_name {
+        return all
+            .iter()
+            .find(|w| w.session_name.as_deref() == Some(name))
+            .and_then(|w| w.session_id.clone())
+            .ok_or_else(|| sel.miss());
+    }
+    Ok(session(target, sel).await?.session_id)
+}
+
+/// Every pane of the server (`list-panes -a`), in tmux's order.
+pub async fn panes(target: &Target) -> ToolResult<Vec<PaneRow>> {
+    let format = rows::format(rows::PANE_FIELDS);
+    let lines = target
+        .run(Command::new("list-panes").flag("-a").opt("-F", format))
+        .await?;
+    Ok(rows::records(&lines, rows::PANE_FIELDS.len())
+        .iter()
+        .map(|r| rows::pane(r))
+        .collect())
+}
+
+/// One pane's row, by id (`display-message -p`: one round trip).
+pub async fn pane_row(target: &Target, pane: PaneId) -> ToolResult<PaneRow> {
+    let format = rows::format(rows::PANE_FIELDS);
+    let lines = target
+        .run(
+            Command::new("display-message")
+                .flag("-p")
+                .target(pane)
+                .arg(format),
+        )
+        .await?;
+    rows::records(&lines, rows::PANE_FIELDS.len())
+        .first()
+        .map(|r| rows::pane(r))
+        .ok_or_else(|| pane_not_found(&pane.to_string()))
+}
+
+/// `pane_id` plus the window and session around it.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct PaneSel {
+    /// Pane ID (e.g. '%1'). Wins over the other fields.
+    #[serde(default)]
+    pub pane_id: Option<String>,
+    /// Session name, used when pane_id is not given.
+    #[serde(default)]
+    pub session_name: Option<String>,
+    /// Session ID (e.g. '$1'), used when pane_id is not given.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Window ID (e.g. '@1'), used when pane_id is not given.
+    #[serde(default)]
+    pub window_id: Option<String>,
+}
+
+/// The pane `sel` names: by id; else the first pane of the window (by id,
+/// else the session's first window; session given or first).
+pub async fn resolve_pane(target: &Target, sel: &PaneSel) -> ToolResult<PaneId> {
+    if let Some(id) = &sel.pane_id {
+        return pane_id(id);
+    }
+    let session = SessionSel {
+        session_name: sel.session_name.clone(),
+        session_id: sel.session_id.clone(),
+    };
+    let window = window(
+        target,
+        &WindowSel {
+            window_id: sel.window_id.as_deref(),
+            window_index: None,
+            session: &session,
+        },
+    )
+    .await?;
+    let panes = panes(target).await?;
+    let first = panes
+        .iter()
+        .find(|p| p.info.window_id.as_deref() == Some(window.window_id.as_str()));
+    first
+        .map(|p| pane_id(&p.info.pane_id))
+        .unwrap_or_else(|| Err(not_found("window_id", &window.window_id)))
+}
+
+impl App {
+    /// Fills in `is_caller` the way the reference does: null without an
+    /// identity, true only for our own pane on our own server.
+    pub fn mark_caller(&self, target: &Target, info: &mut PaneInfo) {
+        let Some(me) = &self.config.caller.pane_id else {
+            return;
+        };
+        info.is_caller =
+            Some(me == &info.pane_id && self.caller_socket_is(target.hub.socket(), false));
+    }
+
+    /// Is this MCP server running inside the server at `socket`? `lenient`
+    /// is the guard comparator: when unsure, it says yes.
+    pub fn caller_socket_is(&self, socket: &Path, lenient: bool) -> bool {
+        let caller = &self.config.caller;
+        let Some(mine) = &caller.socket_path else {
+            return lenient && caller.pane_id.is_some();
+        };
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        if canon(mine) == canon(socket) {
+            return true;
+        }
+        lenient && mine.file_name().is_some() && mine.file_name() == socket.file_name()
+    }
+}
