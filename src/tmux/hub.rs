@@ -126,11 +126,10 @@ impl Hub {
             }
             state.client = None;
         }
-        if let Some((until, _)) = state.backoff {
-            if Instant::now() < until {
+        if let Some((until, _)) = state.backoff
+            && Instant::now() < until {
                 return None;
             }
-        }
         let session = self.first_session().await?;
         match Connection::attach(
             &self.tmux_bin,

@@ -357,13 +357,12 @@ fn default_max_lines() -> Option<i64> {
 }
 
 async fn capture_pane(app: Arc<App>, args: CapturePaneArgs, _: CallContext) -> ToolResult<String> {
-    if let Some(n) = args.max_lines {
-        if n <= 0 {
+    if let Some(n) = args.max_lines
+        && n <= 0 {
             return Err(ToolError::invalid(format!(
                 "max_lines must be positive or null (received {n})"
             )));
         }
-    }
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let cmd = Command::new("capture-pane").flag("-p").target(pane);

@@ -216,8 +216,8 @@ async fn kill_session(app: Arc<App>, args: SessionArgs, _: CallContext) -> ToolR
     }
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let session = target::session(&target, &args.session).await?;
-    if app.caller_socket_is(target.hub.socket(), true) {
-        if let Some(me) = &app.config.caller.pane_id {
+    if app.caller_socket_is(target.hub.socket(), true)
+        && let Some(me) = &app.config.caller.pane_id {
             let mine = target::panes(&target)
                 .await?
                 .into_iter()
@@ -231,7 +231,6 @@ async fn kill_session(app: Arc<App>, args: SessionArgs, _: CallContext) -> ToolR
                 ));
             }
         }
-    }
     // A one-shot process: if our control client sits in this session it is
     // detached by the kill, and its reply could be lost with it.
     let id = target::session_id(&session.session_id)?;

@@ -205,8 +205,8 @@ async fn kill_window(app: Arc<App>, args: KillWindowArgs, _: CallContext) -> Too
         },
     )
     .await?;
-    if app.caller_socket_is(target.hub.socket(), true) {
-        if let Some(me) = &app.config.caller.pane_id {
+    if app.caller_socket_is(target.hub.socket(), true)
+        && let Some(me) = &app.config.caller.pane_id {
             let panes = target::panes(&target).await?;
             if panes.iter().any(|p| {
                 &p.info.pane_id == me
@@ -218,7 +218,6 @@ async fn kill_window(app: Arc<App>, args: KillWindowArgs, _: CallContext) -> Too
                 ));
             }
         }
-    }
     // One-shot: killing the last window of our control client's session
     // detaches that client, and its reply could be lost with it.
     target
