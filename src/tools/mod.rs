@@ -210,13 +210,20 @@ impl ToolDef {
         F: Fn(Arc<App>, A, CallContext) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = ToolResult<O>> + Send + 'static,
     {
-        let input_schema = schema_of::<A>();
+        let mut input_schema = schema_of::<A>();
+        // Unknown arguments are refused, never dropped. serde cannot do it
+        // for flattened argument groups, so the schema's own list decides.
+        input_schema["additionalProperties"] = json!(false);
+        let known: Arc<Vec<String>> = Arc::new(
+            input_schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default(),
+        );
         let (output_schema, wrapped) = output_schema_of::<O>();
         let handler = Arc::new(handler);
         let call: Handler = Box::new(move |app, args, ctx| {
             let handler = handler.clone();
+            let known = known.clone();
             Box::pin(async move {
-                let args = match parse_args::<A>(name, args) {
+                let args = match parse_args::<A>(name, &known, args) {
                     Ok(args) => args,
                     Err(e) => return e.into_result(),
                 };
@@ -291,21 +298,21 @@ fn output_schema_of<T: JsonSchema>() -> (Value, bool) {
 }
 
 /// Arguments are decoded in exactly this one place.
-fn parse_args<A: DeserializeOwned>(tool: &str, args: Value) -> Result<A, ToolError> {
-    let args = if args.is_null() {
-        Value::Object(Map::new())
-    } else {
-        args
+fn parse_args<A: DeserializeOwned>(tool: &str, known: &[String], args: Value) -> Result<A, ToolError> {
+    let args = if args.is_null() { Value::Object(Map::new()) } else { args };
+    let Some(object) = args.as_object() else {
+        return Err(ToolError::invalid(format!("Invalid arguments for {tool}: arguments must be an object")));
     };
-    serde_json::from_value(args).map_err(|e| {
-        let message = e.to_string();
-        let error = ToolError::new("ValidationError", format!("Invalid arguments for {tool}: {message}"));
-        if message.starts_with("unknown field") {
-            error.suggest("Remove or correct the unrecognized argument; the tool's inputSchema lists the valid ones.")
-        } else {
-            error
-        }
-    })
+    let unknown: Vec<&str> = object.keys().map(String::as_str).filter(|k| !known.iter().any(|n| n == k)).collect();
+    if !unknown.is_empty() {
+        let unknown = unknown.join(", ");
+        return Err(ToolError::invalid(format!("Invalid arguments for {tool}: unknown argument(s) {unknown}"))
+            .suggest(format!(
+                "Remove or correct the unrecognized argument(s): {unknown}. Valid arguments: {}.",
+                known.join(", ")
+            )));
+    }
+    serde_json::from_value(args).map_err(|e| ToolError::invalid(format!("Invalid arguments for {tool}: {e}")))
 }
 
 fn to_result<O: Serialize>(out: O, wrapped: bool) -> CallToolResult {

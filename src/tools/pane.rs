@@ -69,7 +69,6 @@ pub fn register(tools: &mut Vec<ToolDef>) {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ListPanesArgs {
     #[serde(flatten)]
     session: SessionSel,
@@ -124,7 +123,6 @@ async fn list_panes(
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct PaneArgs {
     #[serde(flatten)]
     pane: PaneSel,
@@ -158,7 +156,6 @@ pub enum Size {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct SplitWindowArgs {
     /// Pane to split (e.g. '%1'). Default: the target window's active pane.
     #[serde(default)]
@@ -259,7 +256,6 @@ async fn split_window(
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct KillPaneArgs {
     /// Pane ID (e.g. '%1').
     pane_id: String,
@@ -288,7 +284,6 @@ async fn kill_pane(app: Arc<App>, args: KillPaneArgs, _: CallContext) -> ToolRes
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct SendKeysArgs {
     /// Text or key names to send.
     keys: String,
@@ -335,7 +330,6 @@ async fn send_keys(app: Arc<App>, args: SendKeysArgs, _: CallContext) -> ToolRes
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct CapturePaneArgs {
     #[serde(flatten)]
     pane: PaneSel,
@@ -402,7 +396,6 @@ async fn capture_pane(app: Arc<App>, args: CapturePaneArgs, _: CallContext) -> T
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct DisplayMessageArgs {
     /// Literal text and '#{variable}' references (e.g. '#{cursor_x} #{cursor_y}').
     format_string: String,
@@ -411,6 +404,8 @@ pub struct DisplayMessageArgs {
     #[serde(flatten)]
     sock: Sock,
 }
+
+const PANE_MARK: char = '\u{241E}';
 
 /// Only `#{name}` references: modifiers expand a value a second time and
 /// `#(...)` runs a shell command, so anything else with `#` is refused.

@@ -61,7 +61,6 @@ pub struct Sock {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ListSessionsArgs {
     #[serde(flatten)]
     sock: Sock,
@@ -80,7 +79,6 @@ async fn list_sessions(
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ServerArgs {
     #[serde(flatten)]
     sock: Sock,
@@ -115,7 +113,6 @@ async fn get_server_info(
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct SessionArgs {
     #[serde(flatten)]
     session: SessionSel,
@@ -133,7 +130,6 @@ async fn get_session_info(
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct CreateSessionArgs {
     /// Name of the new session (no '.' or ':'). Default: tmux picks one.
     #[serde(default)]

@@ -213,9 +213,11 @@ pub async fn pane_row(target: &Target, pane: PaneId) -> ToolResult<PaneRow> {
                 .arg(format),
         )
         .await?;
+    // display-message does not fail on a missing pane; it prints empty fields.
     rows::records(&lines, rows::PANE_FIELDS.len())
         .first()
         .map(|r| rows::pane(r))
+        .filter(|row| row.info.pane_id == pane.to_string())
         .ok_or_else(|| pane_not_found(&pane.to_string()))
 }
 

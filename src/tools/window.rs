@@ -47,7 +47,6 @@ pub fn register(tools: &mut Vec<ToolDef>) {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ListWindowsArgs {
     #[serde(flatten)]
     session: SessionSel,
@@ -96,7 +95,6 @@ impl WindowTarget {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct WindowArgs {
     #[serde(flatten)]
     window: WindowTarget,
@@ -121,7 +119,6 @@ pub enum Placement {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct CreateWindowArgs {
     #[serde(flatten)]
     session: SessionSel,
@@ -184,7 +181,6 @@ async fn create_window(
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct KillWindowArgs {
     /// Window ID (e.g. '@1').
     window_id: String,

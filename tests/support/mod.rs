@@ -1,0 +1,122 @@
+//! Shared test support: a private tmux server that is always killed.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde_json::Value;
+use tmux_mcp::config::Config;
+use tmux_mcp::mcp::{CallContext, CallToolResult, Service};
+use tmux_mcp::tools::{App, TmuxService};
+
+/// A tmux server on its own socket (`-L tmuxmcp-test-<pid>-<n>`, no config
+/// file), killed when dropped, even when the test panics.
+pub struct PrivateTmux {
+    pub name: String,
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+impl PrivateTmux {
+    /// Starts a server with one session `main` (200x50, a plain `sh`).
+    pub fn start() -> PrivateTmux {
+        let name = format!("tmuxmcp-test-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let tmux = PrivateTmux { name };
+        tmux.cmd(&["new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "env PS1='$ ' sh"]);
+        tmux
+    }
+
+    /// Runs `tmux -L <name> -f /dev/null <args>` and returns stdout; panics on failure.
+    pub fn cmd(&self, args: &[&str]) -> String {
+        let out = self.try_cmd(args);
+        assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn try_cmd(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .args(["-L", &self.name, "-f", "/dev/null"])
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux runs")
+    }
+
+    /// A tmux-mcp service pointed at this server through `LIBTMUX_SOCKET`.
+    pub fn service(&self) -> TmuxService {
+        self.service_with(&[])
+    }
+
+    pub fn service_with(&self, extra: &[(&str, &str)]) -> TmuxService {
+        let name = self.name.clone();
+        let extra: Vec<(String, String)> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let (config, _) = Config::from_vars(|var| {
+            if let Some((_, v)) = extra.iter().find(|(k, _)| k == var) {
+                return Some(v.clone());
+            }
+            match var {
+                "LIBTMUX_SOCKET" => Some(name.clone()),
+                "TMUX_TMPDIR" => std::env::var("TMUX_TMPDIR").ok(),
+                _ => None,
+            }
+        })
+        .expect("config");
+        TmuxService::new(App::new(config))
+    }
+
+    /// Blocks until `tmux wait-for -S <channel>` runs on this server (the
+    /// event), or fails after `timeout`.
+    pub async fn wait_for(&self, channel: &str, timeout: std::time::Duration) {
+        let mut child = tokio::process::Command::new("tmux")
+            .args(["-L", &self.name, "wait-for", channel])
+            .env_remove("TMUX")
+            .kill_on_drop(true)
+            .spawn()
+            .expect("tmux wait-for");
+        match tokio::time::timeout(timeout, child.wait()).await {
+            Ok(status) => assert!(status.expect("wait").success(), "wait-for {channel} failed"),
+            Err(_) => panic!("channel {channel} was not signalled within {timeout:?}"),
+        }
+    }
+
+    pub fn socket_path(&self) -> PathBuf {
+        PathBuf::from(self.cmd(&["display-message", "-p", "#{socket_path}"]).trim())
+    }
+}
+
+impl Drop for PrivateTmux {
+    fn drop(&mut self) {
+        let _ = self.try_cmd(&["kill-server"]);
+    }
+}
+
+/// Calls a tool and returns its result.
+pub async fn call(service: &TmuxService, name: &str, args: Value) -> CallToolResult {
+    let fut = service.call_tool(name, args, CallContext::detached()).unwrap_or_else(|| panic!("no tool {name}"));
+    fut.await
+}
+
+/// Calls a tool that must succeed and returns its structured content
+/// (unwrapped from `{"result": …}` for string and list results).
+pub async fn ok(service: &TmuxService, name: &str, args: Value) -> Value {
+    let result = call(service, name, args).await;
+    assert!(!result.is_error, "{name} failed: {:?}", result.content);
+    let value = result.structured_content.expect("structured content");
+    match value.get("result") {
+        Some(inner) if value.as_object().is_some_and(|o| o.len() == 1) => inner.clone(),
+        _ => value,
+    }
+}
+
+/// Calls a tool that must fail and returns its error text.
+pub async fn err(service: &TmuxService, name: &str, args: Value) -> String {
+    let result = call(service, name, args).await;
+    assert!(result.is_error, "{name} should have failed: {:?}", result.structured_content);
+    result.content[0]["text"].as_str().unwrap_or_default().to_owned()
+}
+
+pub fn shared(service: TmuxService) -> Arc<TmuxService> {
+    Arc::new(service)
+}
