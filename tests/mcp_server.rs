@@ -803,3 +803,25 @@ async fn eof_without_trailing_newline_still_serves_the_last_line() {
         [json!({ "jsonrpc": "2.0", "id": "last", "result": {} })]
     );
 }
+
+#[tokio::test]
+async fn a_closed_output_ends_serve_with_an_error() {
+    let (mut input, server_input) = tokio::io::duplex(1 << 16);
+    let (server_output, output) = tokio::io::duplex(1 << 16);
+    let (notes, _notes) = mpsc::unbounded_channel();
+    let service = Arc::new(FakeService {
+        notes,
+        leak_trigger: Arc::new(Notify::new()),
+    });
+    let server = tokio::spawn(serve(server_input, server_output, service, MAX_LINE));
+    drop(output);
+    input
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
+        .await
+        .unwrap();
+    let result = timeout(WAIT, server)
+        .await
+        .expect("serve returned promptly")
+        .unwrap();
+    assert!(result.is_err(), "a write to a closed output is an error");
+}

@@ -26,8 +26,10 @@
 //! request's gate, so nothing those calls produce from now on is sent;
 //! (3) it gives the call tasks [`SHUTDOWN_GRACE`] to return, then aborts the
 //! rest; (4) it tells the writer to stop, and the writer writes what was
-//! already queued, flushes, shuts `output` down and returns. Then `serve`
-//! returns `Ok(())` and the binary exits 0.
+//! already queued, flushes, shuts `output` down and returns (if the client
+//! no longer reads, the writer is abandoned after [`FLUSH_GRACE`]). Then
+//! `serve` returns `Ok(())` and the binary exits 0. A failed write to
+//! `output` ends the server the same way, but `serve` returns the error.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -60,6 +62,10 @@ pub const LATEST_VERSION: &str = SUPPORTED_VERSIONS[0];
 /// How long call tasks get to return after stdin ends before they are
 /// aborted. Tools watch `ctx.cancel`, so they normally need far less.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
+
+/// How long the writer gets, after stdin ended, to write what is queued.
+/// Only reached if the client stopped reading our output.
+pub const FLUSH_GRACE: Duration = Duration::from_secs(2);
 
 /// The answer to `initialize`: the version to speak, given the offer.
 /// Echo a supported offer, else our newest (the client decides whether to
@@ -118,17 +124,25 @@ where
     server.shut_down().await;
     drop(server);
     writer_stop.cancel();
-    let write_result = match writer.await {
-        Ok(result) => result.context("writing the output"),
-        Err(e) => Err(anyhow::anyhow!("the output writer failed: {e}")),
+    let abort = writer.abort_handle();
+    let write_result = match tokio::time::timeout(FLUSH_GRACE, writer).await {
+        Ok(Ok(result)) => result.context("writing the output"),
+        Ok(Err(e)) => Err(anyhow::anyhow!("the output writer failed: {e}")),
+        Err(_) => {
+            // Nobody reads our output: give up on the queued messages
+            // rather than hang after EOF.
+            eprintln!("mcp: output not drained within {FLUSH_GRACE:?}; dropping queued messages");
+            abort.abort();
+            Ok(())
+        }
     };
     read_result.and(write_result)
 }
 
 /// The writer task: the only code that writes `output`.
 ///
-/// After `stop` fires it writes whatever is already queued, then shuts the
-/// output down. On a write error it fires `failed` (the reader then stops).
+/// After `stop` fires it writes the messages queued at that moment, then
+/// shuts the output down. On a write error it fires `failed` (the reader then stops).
 async fn write_messages<W>(
     mut output: W,
     mut queue: mpsc::UnboundedReceiver<Message>,
@@ -142,16 +156,19 @@ where
         loop {
             let message = tokio::select! {
                 biased;
-                message = queue.recv() => match message {
-                    Some(message) => message,
-                    None => break,
-                },
                 _ = stop.cancelled() => {
-                    while let Ok(message) = queue.try_recv() {
+                    // Exactly what is queued now: a producer that keeps
+                    // sending (a stray logger clone) cannot hold us here.
+                    for _ in 0..queue.len() {
+                        let Ok(message) = queue.try_recv() else { break };
                         write_message(&mut output, &message).await?;
                     }
                     break;
                 }
+                message = queue.recv() => match message {
+                    Some(message) => message,
+                    None => break,
+                },
             };
             write_message(&mut output, &message).await?;
         }
