@@ -10,7 +10,8 @@ pub mod jsonrpc;
 pub mod server;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -102,24 +103,78 @@ fn text_block(text: String) -> Value {
 }
 
 /// A message for the single stdout writer.
-pub type Outbound = Value;
+pub type Outbound = jsonrpc::Message;
 
-/// Where notifications go: the stdout writer's queue.
+/// Where messages go: the queue of the single stdout writer task. Sending
+/// never blocks and never fails loudly: once the writer is gone (shutdown),
+/// messages are dropped.
 #[derive(Clone)]
 pub struct Outbox(pub mpsc::UnboundedSender<Outbound>);
 
 impl Outbox {
+    pub fn send(&self, message: impl Into<Outbound>) {
+        let _ = self.0.send(message.into());
+    }
+
     pub fn notify(&self, method: &str, params: Value) {
-        let _ = self
-            .0
-            .send(json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+        self.send(jsonrpc::Notification::new(method, params));
+    }
+}
+
+/// The "done" flag of one request, shared by its [`Progress`] and the code
+/// that answers it. The flag is checked and the message queued under one
+/// lock, so a progress notification can never be queued after the response
+/// (or after the request was cancelled, when no response is sent at all).
+#[derive(Debug, Default)]
+pub struct RequestGate {
+    done: Mutex<bool>,
+}
+
+impl RequestGate {
+    pub fn new() -> Arc<Self> {
+        Arc::new(RequestGate::default())
+    }
+
+    pub fn is_done(&self) -> bool {
+        *self.lock()
+    }
+
+    /// Queues `message` unless the request is done; returns whether it did.
+    pub fn send_while_open(&self, outbox: &Outbox, message: impl Into<Outbound>) -> bool {
+        let done = self.lock();
+        if *done {
+            return false;
+        }
+        outbox.send(message);
+        true
+    }
+
+    /// Marks the request done and queues its final message (the response),
+    /// unless it was already done. `None` closes without a message (cancel).
+    /// Returns whether this call closed the gate.
+    pub fn finish(&self, outbox: &Outbox, message: Option<Outbound>) -> bool {
+        let mut done = self.lock();
+        if *done {
+            return false;
+        }
+        *done = true;
+        if let Some(message) = message {
+            outbox.send(message);
+        }
+        true
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, bool> {
+        // A panic while holding this lock cannot leave the bool half-written.
+        self.done.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 /// Everything a running call may use besides its arguments.
 #[derive(Clone)]
 pub struct CallContext {
-    /// Cancelled by `notifications/cancelled` for this request, or at shutdown.
+    /// Cancelled by `notifications/cancelled` for this request, or at
+    /// shutdown (stdin EOF). After it fires nothing the call produces is sent.
     pub cancel: CancellationToken,
     pub progress: Progress,
     pub log: Logger,
@@ -130,30 +185,35 @@ pub struct CallContext {
 pub struct Progress {
     token: Option<Value>,
     outbox: Option<Outbox>,
-    /// Set once the response is queued: no progress may follow it.
-    done: Arc<AtomicBool>,
+    /// Done once the response is queued (or the call is cancelled): no
+    /// progress may follow.
+    gate: Arc<RequestGate>,
 }
 
 impl Progress {
-    pub fn new(token: Option<Value>, outbox: Outbox, done: Arc<AtomicBool>) -> Self {
+    pub fn new(token: Option<Value>, outbox: Outbox, gate: Arc<RequestGate>) -> Self {
         Progress {
             token,
             outbox: Some(outbox),
-            done,
+            gate,
         }
     }
 
     /// For calls made outside a request (tests, the demo).
     pub fn none() -> Self {
+        let gate = RequestGate::new();
+        *gate.lock() = true;
         Progress {
             token: None,
             outbox: None,
-            done: Arc::new(AtomicBool::new(true)),
+            gate,
         }
     }
 
+    /// Whether a report would be sent now (the client asked for progress and
+    /// the request is still open). Useful to skip building a message.
     pub fn wanted(&self) -> bool {
-        self.token.is_some() && !self.done.load(Ordering::Acquire)
+        self.token.is_some() && self.outbox.is_some() && !self.gate.is_done()
     }
 
     /// Reports `progress` (which must grow from call to call) out of `total`.
@@ -161,9 +221,6 @@ impl Progress {
         let (Some(token), Some(outbox)) = (&self.token, &self.outbox) else {
             return;
         };
-        if self.done.load(Ordering::Acquire) {
-            return;
-        }
         let mut params = json!({ "progressToken": token, "progress": progress });
         if let Some(total) = total {
             params["total"] = json!(total);
@@ -171,7 +228,10 @@ impl Progress {
         if let Some(message) = message {
             params["message"] = json!(message);
         }
-        outbox.notify("notifications/progress", params);
+        self.gate.send_while_open(
+            outbox,
+            jsonrpc::Notification::new("notifications/progress", params),
+        );
     }
 }
 
@@ -219,36 +279,51 @@ impl LogLevel {
     }
 }
 
-/// `notifications/message` at or above the level the client chose.
+/// `notifications/message` at or above the level the client chose with
+/// `logging/setLevel`. Until the client chooses, nothing is sent (logs still
+/// go to stderr through the application's own logging).
 #[derive(Clone)]
 pub struct Logger {
+    /// The minimum `LogLevel as u8`; [`Logger::OFF`] sends nothing.
     min: Arc<AtomicU8>,
     outbox: Option<Outbox>,
+    name: Arc<str>,
 }
 
 impl Logger {
-    pub fn new(min: Arc<AtomicU8>, outbox: Outbox) -> Self {
+    /// The level value meaning "send nothing".
+    pub const OFF: u8 = u8::MAX;
+
+    /// `name` is the `logger` field of each message.
+    pub fn new(min: Arc<AtomicU8>, outbox: Outbox, name: &str) -> Self {
         Logger {
             min,
             outbox: Some(outbox),
+            name: name.into(),
         }
     }
 
     pub fn none() -> Self {
         Logger {
-            min: Arc::new(AtomicU8::new(u8::MAX)),
+            min: Arc::new(AtomicU8::new(Logger::OFF)),
             outbox: None,
+            name: "".into(),
         }
+    }
+
+    /// Whether a message at `level` would be sent.
+    pub fn enabled(&self, level: LogLevel) -> bool {
+        self.outbox.is_some() && (level as u8) >= self.min.load(Ordering::Relaxed)
     }
 
     pub fn log(&self, level: LogLevel, data: Value) {
         let Some(outbox) = &self.outbox else { return };
-        if (level as u8) < self.min.load(Ordering::Relaxed) {
+        if !self.enabled(level) {
             return;
         }
         outbox.notify(
             "notifications/message",
-            json!({ "level": level.as_str(), "logger": "tmux-mcp", "data": data }),
+            json!({ "level": level.as_str(), "logger": &*self.name, "data": data }),
         );
     }
 }

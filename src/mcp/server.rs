@@ -1,21 +1,710 @@
-//! The stdio server loop. (To be written: see the MCP layer task.)
+//! The stdio server: reads newline-delimited JSON-RPC from `input`, answers
+//! on `output`, and runs each `tools/call` in its own task.
+//!
+//! # Tasks
+//!
+//! - The reader (the body of [`serve`]) owns `input` and a persistent line
+//!   buffer ([`LineReader`]). It decodes each line, keeps the lifecycle state,
+//!   answers the methods that never wait (`initialize`, `ping`, `tools/list`,
+//!   `logging/setLevel`, and every error) directly, and spawns one task per
+//!   `tools/call`. Handling the quick methods inline keeps the lifecycle
+//!   ordered: a `tools/list` pipelined right behind `initialize` sees the
+//!   server initialized. Nothing the reader does waits on a tool.
+//! - The writer ([`write_messages`]) is the only code that touches `output`:
+//!   everyone else queues a [`Message`] in the [`Outbox`]. One compact JSON
+//!   value per line, flushed after each.
+//! - A call task runs the tool's future and queues its response through the
+//!   request's [`RequestGate`], which is also what stops progress
+//!   notifications once the response is queued or the call is cancelled.
+//!
+//! # Shutdown
+//!
+//! Only the end of `input` (or an unrecoverable error reading it or writing
+//! `output`) ends the server; no message does. On EOF the reader stops
+//! reading, then: (1) it cancels the shutdown token, whose children are the
+//! cancellation tokens of all in-flight calls; (2) it closes every in-flight
+//! request's gate, so nothing those calls produce from now on is sent;
+//! (3) it gives the call tasks [`SHUTDOWN_GRACE`] to return, then aborts the
+//! rest; (4) it tells the writer to stop, and the writer writes what was
+//! already queued, flushes, shuts `output` down and returns (if the client
+//! no longer reads, the writer is abandoned after [`FLUSH_GRACE`]). Then
+//! `serve` returns `Ok(())` and the binary exits 0. A failed write to
+//! `output` ends the server the same way, but `serve` returns the error.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite};
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
-use super::Service;
+use super::jsonrpc::{self, ErrorCode, Id, Incoming, Message, Response, RpcError};
+use super::{
+    BoxFuture, CallContext, CallToolResult, Implementation, LogLevel, Logger, Outbox, Progress,
+    RequestGate, Service,
+};
+
+/// The protocol revisions served, newest first. All four start with the
+/// `initialize` handshake ("legacy" era); see `protocol/mcp.md`.
+pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The answer to a client that offers a revision we do not serve.
+pub const LATEST_VERSION: &str = SUPPORTED_VERSIONS[0];
+
+/// How long call tasks get to return after stdin ends before they are
+/// aborted. Tools watch `ctx.cancel`, so they normally need far less.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
+
+/// How long the writer gets, after stdin ended, to write what is queued.
+/// Only reached if the client stopped reading our output.
+pub const FLUSH_GRACE: Duration = Duration::from_secs(2);
+
+/// The answer to `initialize`: the version to speak, given the offer.
+/// Echo a supported offer, else our newest (the client decides whether to
+/// disconnect); never an error.
+pub fn negotiate(offered: &str) -> &'static str {
+    SUPPORTED_VERSIONS
+        .into_iter()
+        .find(|v| *v == offered)
+        .unwrap_or(LATEST_VERSION)
+}
 
 /// Serves MCP on `input`/`output` until `input` ends.
+///
+/// Lines longer than `max_line` bytes (newline excluded) are discarded and
+/// answered with an error; the server keeps going.
 pub async fn serve<R, W>(
-    _input: R,
-    _output: W,
-    _service: Arc<dyn Service>,
-    _max_line: usize,
+    input: R,
+    output: W,
+    service: Arc<dyn Service>,
+    max_line: usize,
 ) -> anyhow::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    anyhow::bail!("not yet written")
+    let (tx, rx) = mpsc::unbounded_channel();
+    let writer_stop = CancellationToken::new();
+    let writer_failed = CancellationToken::new();
+    let writer = tokio::spawn(write_messages(
+        output,
+        rx,
+        writer_stop.clone(),
+        writer_failed.clone(),
+    ));
+
+    let mut server = Server::new(service, Outbox(tx));
+    let mut lines = LineReader::new(input, max_line);
+    let read_result = loop {
+        let line = tokio::select! {
+            line = lines.next_line() => line,
+            _ = writer_failed.cancelled() => break Ok(()),
+        };
+        match line {
+            Ok(Some(Line::Complete(bytes))) => server.handle_line(&bytes),
+            Ok(Some(Line::TooLong)) => {
+                eprintln!("mcp: discarded an input line longer than {max_line} bytes");
+                let error = RpcError::invalid_request(format!("line longer than {max_line} bytes"));
+                server.outbox.send(Response::error(None, error));
+            }
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e).context("reading the input"),
+        }
+        server.reap();
+    };
+
+    server.shut_down().await;
+    drop(server);
+    writer_stop.cancel();
+    let abort = writer.abort_handle();
+    let write_result = match tokio::time::timeout(FLUSH_GRACE, writer).await {
+        Ok(Ok(result)) => result.context("writing the output"),
+        Ok(Err(e)) => Err(anyhow::anyhow!("the output writer failed: {e}")),
+        Err(_) => {
+            // Nobody reads our output: give up on the queued messages
+            // rather than hang after EOF.
+            eprintln!("mcp: output not drained within {FLUSH_GRACE:?}; dropping queued messages");
+            abort.abort();
+            Ok(())
+        }
+    };
+    read_result.and(write_result)
+}
+
+/// The writer task: the only code that writes `output`.
+///
+/// After `stop` fires it writes the messages queued at that moment, then
+/// shuts the output down. On a write error it fires `failed` (the reader then stops).
+async fn write_messages<W>(
+    mut output: W,
+    mut queue: mpsc::UnboundedReceiver<Message>,
+    stop: CancellationToken,
+    failed: CancellationToken,
+) -> std::io::Result<()>
+where
+    W: AsyncWrite + Unpin,
+{
+    let result = async {
+        loop {
+            let message = tokio::select! {
+                biased;
+                _ = stop.cancelled() => {
+                    // Exactly what is queued now: a producer that keeps
+                    // sending (a stray logger clone) cannot hold us here.
+                    for _ in 0..queue.len() {
+                        let Ok(message) = queue.try_recv() else { break };
+                        write_message(&mut output, &message).await?;
+                    }
+                    break;
+                }
+                message = queue.recv() => match message {
+                    Some(message) => message,
+                    None => break,
+                },
+            };
+            write_message(&mut output, &message).await?;
+        }
+        output.shutdown().await
+    }
+    .await;
+    if let Err(e) = &result {
+        eprintln!("mcp: cannot write the output: {e}");
+        failed.cancel();
+    }
+    result
+}
+
+async fn write_message<W: AsyncWrite + Unpin>(
+    output: &mut W,
+    message: &Message,
+) -> std::io::Result<()> {
+    // `to_vec` is compact and escapes newlines inside strings, so this is
+    // exactly one line.
+    let mut line = match serde_json::to_vec(message) {
+        Ok(line) => line,
+        Err(e) => {
+            eprintln!("mcp: dropped a message that does not serialize: {e}");
+            return Ok(());
+        }
+    };
+    line.push(b'\n');
+    output.write_all(&line).await?;
+    output.flush().await
+}
+
+/// One input line, or the news that one was too long.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A line without its `\n`. A last line without `\n` before EOF counts.
+    Complete(Vec<u8>),
+    /// A line longer than the bound. Reported as soon as the bound is
+    /// crossed; the rest of it, up to its newline, is skipped.
+    TooLong,
+}
+
+/// Splits bytes into lines with a bound on their length.
+///
+/// The partial line lives in `self`, not in a future, so `next_line` is
+/// cancel-safe (it can sit in a `select!`): the only await is `fill_buf`,
+/// and bytes are consumed only after they were copied.
+pub struct LineReader<R> {
+    reader: BufReader<R>,
+    line: Vec<u8>,
+    max_line: usize,
+    discarding: bool,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    pub fn new(input: R, max_line: usize) -> Self {
+        LineReader::with_reader(BufReader::new(input), max_line)
+    }
+
+    pub fn with_reader(reader: BufReader<R>, max_line: usize) -> Self {
+        LineReader {
+            reader,
+            line: Vec::new(),
+            max_line,
+            discarding: false,
+        }
+    }
+
+    /// The next line; `None` at EOF.
+    pub async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
+        loop {
+            let available = self.reader.fill_buf().await?;
+            if available.is_empty() {
+                self.discarding = false;
+                if self.line.is_empty() {
+                    return Ok(None);
+                }
+                return Ok(Some(Line::Complete(std::mem::take(&mut self.line))));
+            }
+            let (chunk, newline) = match memchr::memchr(b'\n', available) {
+                Some(i) => (&available[..i], true),
+                None => (available, false),
+            };
+            let used = chunk.len() + usize::from(newline);
+            if self.discarding {
+                self.discarding = !newline;
+                self.reader.consume(used);
+                continue;
+            }
+            if self.line.len() + chunk.len() > self.max_line {
+                self.line.clear();
+                self.discarding = !newline;
+                self.reader.consume(used);
+                return Ok(Some(Line::TooLong));
+            }
+            self.line.extend_from_slice(chunk);
+            self.reader.consume(used);
+            if newline {
+                return Ok(Some(Line::Complete(std::mem::take(&mut self.line))));
+            }
+        }
+    }
+}
+
+/// A call that has not been answered yet.
+struct InFlight {
+    cancel: CancellationToken,
+    gate: Arc<RequestGate>,
+}
+
+type InFlightMap = Arc<Mutex<HashMap<Id, InFlight>>>;
+
+fn lock(map: &InFlightMap) -> std::sync::MutexGuard<'_, HashMap<Id, InFlight>> {
+    map.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The reader's state: lifecycle, log level, in-flight calls and their tasks.
+struct Server {
+    service: Arc<dyn Service>,
+    outbox: Outbox,
+    /// The negotiated revision; `None` until `initialize` succeeded.
+    version: Option<&'static str>,
+    log_level: Arc<AtomicU8>,
+    logger: Logger,
+    in_flight: InFlightMap,
+    tasks: JoinSet<()>,
+    /// Parent of every call's cancellation token.
+    shutdown: CancellationToken,
+}
+
+impl Server {
+    fn new(service: Arc<dyn Service>, outbox: Outbox) -> Self {
+        let log_level = Arc::new(AtomicU8::new(Logger::OFF));
+        let logger = Logger::new(
+            log_level.clone(),
+            outbox.clone(),
+            &service.implementation().name,
+        );
+        Server {
+            service,
+            outbox,
+            version: None,
+            log_level,
+            logger,
+            in_flight: Arc::default(),
+            tasks: JoinSet::new(),
+            shutdown: CancellationToken::new(),
+        }
+    }
+
+    fn handle_line(&mut self, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        match jsonrpc::decode(line) {
+            Err(response) => self.outbox.send(response),
+            Ok(Incoming::Notification { method, params }) => {
+                self.handle_notification(&method, params)
+            }
+            Ok(Incoming::Request { id, method, params }) => {
+                match self.handle_request(id.clone(), &method, params) {
+                    Ok(Some(result)) => self.outbox.send(Response::result(id, result)),
+                    Ok(None) => {}
+                    Err(error) => self.outbox.send(Response::error(Some(id), error)),
+                }
+            }
+            Ok(Incoming::Response { id }) => {
+                let id = id.map_or_else(|| "null".to_owned(), |id| id.to_string());
+                eprintln!("mcp: ignored a response (id {id}): this server sends no requests");
+            }
+        }
+    }
+
+    /// `Ok(Some)` is the result to send now, `Ok(None)` means a task answers
+    /// later.
+    fn handle_request(
+        &mut self,
+        id: Id,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Option<Value>, RpcError> {
+        match method {
+            "ping" => Ok(Some(json!({}))),
+            "initialize" => self.initialize(params).map(Some),
+            // The 2026-07-28 (stateless) probe. Answering it successfully
+            // would switch probing clients to an era we do not serve; an
+            // immediate error makes them fall back to `initialize`.
+            "server/discover" => Err(RpcError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "Method not found: server/discover (this server speaks the initialize handshake, \
+                 revisions 2024-11-05 to 2025-11-25)",
+            )),
+            "tools/list" | "tools/call" | "logging/setLevel" if self.version.is_none() => {
+                Err(RpcError::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("Server not initialized: send initialize before {method}"),
+                ))
+            }
+            "tools/list" => self.list_tools(params).map(Some),
+            "tools/call" => self.call_tool(id, params).map(|()| None),
+            "logging/setLevel" => self.set_level(params).map(Some),
+            _ => Err(RpcError::method_not_found(method)),
+        }
+    }
+
+    fn handle_notification(&mut self, method: &str, params: Option<Value>) {
+        // Never answered, whatever happens (JSON-RPC: no reply to a
+        // notification, not even an error).
+        match method {
+            "notifications/cancelled" => {
+                let Ok(params) = jsonrpc::parse_params::<CancelledParams>(params) else {
+                    return;
+                };
+                let Some(id) = params.request_id.as_ref().and_then(Id::from_value) else {
+                    return;
+                };
+                let Some(call) = lock(&self.in_flight).remove(&id) else {
+                    return;
+                };
+                // Close first: from here on nothing is sent for this id.
+                call.gate.finish(&self.outbox, None);
+                call.cancel.cancel();
+            }
+            "notifications/initialized" => {}
+            _ => {}
+        }
+    }
+
+    fn initialize(&mut self, params: Option<Value>) -> Result<Value, RpcError> {
+        if self.version.is_some() {
+            return Err(RpcError::invalid_request("initialize was already received"));
+        }
+        let params: InitializeParams = jsonrpc::parse_params(params)?;
+        let version = negotiate(&params.protocol_version);
+        let instructions = self.service.instructions();
+        let result = InitializeResult {
+            protocol_version: version,
+            capabilities: ServerCapabilities {
+                tools: ToolsCapability {
+                    list_changed: false,
+                },
+                logging: Map::new(),
+            },
+            server_info: self.service.implementation(),
+            instructions: (!instructions.is_empty()).then_some(instructions),
+        };
+        let result = serde_json::to_value(result).map_err(internal_error)?;
+        self.version = Some(version);
+        Ok(result)
+    }
+
+    fn list_tools(&self, params: Option<Value>) -> Result<Value, RpcError> {
+        let params: ListToolsParams = jsonrpc::parse_params(params)?;
+        if let Some(cursor) = params.cursor {
+            // We never hand out a cursor (one page), so any cursor is one we
+            // did not issue.
+            return Err(RpcError::invalid_params(format!(
+                "Invalid cursor: {cursor:?}"
+            )));
+        }
+        Ok(json!({ "tools": self.service.tools() }))
+    }
+
+    fn set_level(&self, params: Option<Value>) -> Result<Value, RpcError> {
+        let params: SetLevelParams = jsonrpc::parse_params(params)?;
+        let level = LogLevel::parse(&params.level).ok_or_else(|| {
+            let names: Vec<&str> = LogLevel::ALL.iter().map(|l| l.as_str()).collect();
+            RpcError::invalid_params(format!(
+                "Invalid log level {:?}: expected one of {}",
+                params.level,
+                names.join(", ")
+            ))
+        })?;
+        self.log_level.store(level as u8, Ordering::Relaxed);
+        Ok(json!({}))
+    }
+
+    fn call_tool(&mut self, id: Id, params: Option<Value>) -> Result<(), RpcError> {
+        let params: CallToolParams = jsonrpc::parse_params(params)?;
+        let arguments = match params.arguments {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(arguments @ Value::Object(_)) => arguments,
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "Invalid params: arguments must be an object",
+                ));
+            }
+        };
+        if lock(&self.in_flight).contains_key(&id) {
+            return Err(RpcError::invalid_request(format!(
+                "request id {id} is already in use by a running call"
+            )));
+        }
+        let token = params
+            .meta
+            .and_then(|meta| meta.progress_token)
+            .filter(|t| Id::from_value(t).is_some());
+        let gate = RequestGate::new();
+        let cancel = self.shutdown.child_token();
+        let ctx = CallContext {
+            cancel: cancel.clone(),
+            progress: Progress::new(token, self.outbox.clone(), gate.clone()),
+            log: self.logger.clone(),
+        };
+        let service = &self.service;
+        let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            service.call_tool(&params.name, arguments, ctx)
+        }));
+        let future = match started {
+            Ok(Some(future)) => future,
+            Ok(None) => {
+                return Err(RpcError::invalid_params(format!(
+                    "Unknown tool: {}",
+                    params.name
+                )));
+            }
+            Err(panic) => {
+                return Err(internal_error(format!(
+                    "tool {} panicked: {}",
+                    params.name,
+                    panic_text(&panic)
+                )));
+            }
+        };
+        lock(&self.in_flight).insert(
+            id.clone(),
+            InFlight {
+                cancel,
+                gate: gate.clone(),
+            },
+        );
+
+        let outbox = self.outbox.clone();
+        let in_flight = self.in_flight.clone();
+        let name = params.name;
+        self.tasks.spawn(async move {
+            let response = match catch_unwind(future).await {
+                Ok(result) => match serde_json::to_value(&result) {
+                    Ok(result) => Response::result(id.clone(), result),
+                    Err(e) => Response::error(Some(id.clone()), internal_error(e)),
+                },
+                Err(panic) => {
+                    eprintln!("mcp: tool {name} panicked: {panic}");
+                    Response::error(
+                        Some(id.clone()),
+                        internal_error(format!("tool {name} panicked: {panic}")),
+                    )
+                }
+            };
+            // Does nothing if the call was cancelled (the gate is closed).
+            gate.finish(&outbox, Some(response.into()));
+            let mut map = lock(&in_flight);
+            if map
+                .get(&id)
+                .is_some_and(|call| Arc::ptr_eq(&call.gate, &gate))
+            {
+                map.remove(&id);
+            }
+        });
+        Ok(())
+    }
+
+    /// Forgets finished call tasks so the set does not grow.
+    fn reap(&mut self) {
+        while self.tasks.try_join_next().is_some() {}
+    }
+
+    /// Steps (1) to (3) of the shutdown order in the module doc.
+    async fn shut_down(&mut self) {
+        self.shutdown.cancel();
+        for (_, call) in lock(&self.in_flight).drain() {
+            call.gate.finish(&self.outbox, None);
+        }
+        let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
+            while self.tasks.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            eprintln!(
+                "mcp: aborting {} call(s) that ignored cancellation",
+                self.tasks.len()
+            );
+            self.tasks.shutdown().await;
+        }
+    }
+}
+
+fn internal_error(detail: impl std::fmt::Display) -> RpcError {
+    RpcError::new(
+        ErrorCode::INTERNAL_ERROR,
+        format!("Internal error: {detail}"),
+    )
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_owned()
+    }
+}
+
+/// Runs `future`, turning a panic inside it into `Err(message)`: a broken
+/// tool gets a `-32603` answer instead of leaving its request unanswered.
+async fn catch_unwind(
+    mut future: BoxFuture<'static, CallToolResult>,
+) -> Result<CallToolResult, String> {
+    std::future::poll_fn(move |cx| {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(Poll::Ready(result)) => Poll::Ready(Ok(result)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(panic) => Poll::Ready(Err(panic_text(&panic))),
+        }
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeParams {
+    /// Required, and must be a string: anything else is `-32602`.
+    protocol_version: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeResult {
+    protocol_version: &'static str,
+    capabilities: ServerCapabilities,
+    server_info: Implementation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<String>,
+}
+
+/// Only what is served: tools (a fixed list) and logging.
+#[derive(Serialize)]
+struct ServerCapabilities {
+    tools: ToolsCapability,
+    logging: Map<String, Value>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolsCapability {
+    list_changed: bool,
+}
+
+#[derive(Deserialize)]
+struct ListToolsParams {
+    cursor: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct CallToolParams {
+    name: String,
+    arguments: Option<Value>,
+    #[serde(rename = "_meta")]
+    meta: Option<RequestMeta>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RequestMeta {
+    progress_token: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct SetLevelParams {
+    level: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CancelledParams {
+    request_id: Option<Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines(input: &[u8], max_line: usize, capacity: usize) -> Vec<Line> {
+        let mut reader =
+            LineReader::with_reader(BufReader::with_capacity(capacity, input), max_line);
+        let mut out = Vec::new();
+        while let Some(line) = reader.next_line().await.unwrap() {
+            out.push(line);
+        }
+        out
+    }
+
+    fn complete(s: &str) -> Line {
+        Line::Complete(s.as_bytes().to_vec())
+    }
+
+    #[tokio::test]
+    async fn lines_are_the_same_at_every_buffer_size() {
+        let input = b"ab\n\ncdef\nlonger-than-eight\nxyz\n\xff\xfe\nlast";
+        let expected = vec![
+            complete("ab"),
+            complete(""),
+            complete("cdef"),
+            Line::TooLong,
+            complete("xyz"),
+            Line::Complete(b"\xff\xfe".to_vec()),
+            complete("last"),
+        ];
+        for capacity in 1..=input.len() + 1 {
+            assert_eq!(
+                lines(input, 8, capacity).await,
+                expected,
+                "capacity {capacity}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn bound_is_inclusive_and_overlong_tail_is_skipped() {
+        assert_eq!(
+            lines(b"12345678\n123456789\nok\n", 8, 3).await,
+            vec![complete("12345678"), Line::TooLong, complete("ok")]
+        );
+        // An over-long last line without newline is reported once.
+        assert_eq!(
+            lines(b"ok\n123456789012345", 8, 4).await,
+            vec![complete("ok"), Line::TooLong]
+        );
+    }
+
+    #[test]
+    fn negotiation_echoes_supported_versions() {
+        for v in SUPPORTED_VERSIONS {
+            assert_eq!(negotiate(v), v);
+        }
+        assert_eq!(negotiate("1999-01-01"), "2025-11-25");
+        assert_eq!(negotiate("2026-07-28"), "2025-11-25");
+    }
 }

@@ -1,0 +1,827 @@
+//! The MCP server over in-memory pipes with a fake service: the wire
+//! behaviour of `tmux_mcp::mcp::serve`, line by line.
+//!
+//! No test sleeps for a condition: every wait is on an event (a line from
+//! the server, or a note from the fake tools) bounded by `tokio::time::timeout`.
+//! "Nothing was sent" is checked by sending a `ping` and seeing its answer
+//! come next (the server answers `ping` inline, in input order).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tmux_mcp::mcp::{
+    BoxFuture, CallContext, CallToolResult, Implementation, LogLevel, Service, serve,
+};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::sync::{Notify, mpsc};
+use tokio::task::JoinHandle;
+use tokio::time::timeout;
+
+const WAIT: Duration = Duration::from_secs(5);
+const MAX_LINE: usize = 1024;
+
+/// Tools: `echo` (structured), `fail` (isError), `slow` (waits for cancel,
+/// or reports `steps` progress steps and returns), `leak` (keeps its
+/// progress handle and reports after returning, when told), `log` (one
+/// message per level), `panic`.
+struct FakeService {
+    notes: mpsc::UnboundedSender<String>,
+    leak_trigger: Arc<Notify>,
+}
+
+impl Service for FakeService {
+    fn implementation(&self) -> Implementation {
+        Implementation {
+            name: "fake".into(),
+            title: None,
+            version: "9.9.9".into(),
+            website_url: None,
+        }
+    }
+
+    fn instructions(&self) -> String {
+        "Use the fake tools.".into()
+    }
+
+    fn tools(&self) -> Vec<Value> {
+        ["echo", "fail", "slow", "leak", "log", "panic"]
+            .iter()
+            .map(|name| json!({ "name": name, "description": name, "inputSchema": { "type": "object" } }))
+            .collect()
+    }
+
+    fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        ctx: CallContext,
+    ) -> Option<BoxFuture<'static, CallToolResult>> {
+        let notes = self.notes.clone();
+        let leak_trigger = self.leak_trigger.clone();
+        Some(match name {
+            "echo" => {
+                Box::pin(async move { CallToolResult::structured(json!({ "echo": arguments })) })
+            }
+            "fail" => Box::pin(async { CallToolResult::error("this tool always fails") }),
+            "slow" => Box::pin(async move {
+                if let Some(steps) = arguments.get("steps").and_then(Value::as_u64) {
+                    for step in 1..=steps {
+                        ctx.progress.report(
+                            step as f64,
+                            Some(steps as f64),
+                            Some(format!("step {step}/{steps}")),
+                        );
+                    }
+                    return CallToolResult::structured(json!({ "steps": steps }));
+                }
+                let _ = notes.send("slow started".into());
+                ctx.cancel.cancelled().await;
+                let _ = notes.send("slow cancelled".into());
+                CallToolResult::error("cancelled")
+            }),
+            "leak" => Box::pin(async move {
+                let progress = ctx.progress.clone();
+                tokio::spawn(async move {
+                    leak_trigger.notified().await;
+                    progress.report(99.0, None, Some("too late".into()));
+                    let _ = notes.send(format!("leak reported, wanted={}", progress.wanted()));
+                });
+                ctx.progress.report(1.0, None, None);
+                CallToolResult::wrapped_text("done".into())
+            }),
+            "log" => Box::pin(async move {
+                for level in [
+                    LogLevel::Debug,
+                    LogLevel::Info,
+                    LogLevel::Warning,
+                    LogLevel::Error,
+                ] {
+                    ctx.log.log(level, json!(level.as_str()));
+                }
+                CallToolResult::structured(json!({}))
+            }),
+            "panic" => Box::pin(async { panic!("the fake tool panics") }),
+            _ => return None,
+        })
+    }
+}
+
+struct Client {
+    input: Option<DuplexStream>,
+    output: BufReader<DuplexStream>,
+    notes: mpsc::UnboundedReceiver<String>,
+    leak_trigger: Arc<Notify>,
+    server: JoinHandle<anyhow::Result<()>>,
+}
+
+impl Client {
+    fn start() -> Client {
+        let (input, server_input) = tokio::io::duplex(1 << 16);
+        let (server_output, output) = tokio::io::duplex(1 << 16);
+        let (notes_tx, notes) = mpsc::unbounded_channel();
+        let leak_trigger = Arc::new(Notify::new());
+        let service = Arc::new(FakeService {
+            notes: notes_tx,
+            leak_trigger: leak_trigger.clone(),
+        });
+        let server = tokio::spawn(serve(server_input, server_output, service, MAX_LINE));
+        Client {
+            input: Some(input),
+            output: BufReader::new(output),
+            notes,
+            leak_trigger,
+            server,
+        }
+    }
+
+    async fn started() -> Client {
+        let mut client = Client::start();
+        let r = client
+            .request(
+                0,
+                "initialize",
+                json!({ "protocolVersion": "2025-11-25", "capabilities": {} }),
+            )
+            .await;
+        assert!(r.get("result").is_some(), "{r}");
+        client
+            .send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .await;
+        client
+    }
+
+    async fn send_raw(&mut self, bytes: &[u8]) {
+        let input = self.input.as_mut().expect("input open");
+        input.write_all(bytes).await.unwrap();
+        input.write_all(b"\n").await.unwrap();
+    }
+
+    async fn send(&mut self, message: Value) {
+        self.send_raw(serde_json::to_string(&message).unwrap().as_bytes())
+            .await;
+    }
+
+    async fn send_request(&mut self, id: impl Into<Value>, method: &str, params: Value) {
+        self.send(json!({ "jsonrpc": "2.0", "id": id.into(), "method": method, "params": params }))
+            .await;
+    }
+
+    /// The next line the server writes, parsed; `None` at EOF.
+    async fn next(&mut self) -> Option<Value> {
+        let mut line = String::new();
+        let n = timeout(WAIT, self.output.read_line(&mut line))
+            .await
+            .expect("server answered in time")
+            .unwrap();
+        if n == 0 {
+            return None;
+        }
+        assert!(
+            line.ends_with('\n') && !line[..line.len() - 1].contains('\n'),
+            "one message per line: {line:?}"
+        );
+        Some(
+            serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}")),
+        )
+    }
+
+    async fn recv(&mut self) -> Value {
+        self.next().await.expect("a message, not EOF")
+    }
+
+    async fn request(&mut self, id: impl Into<Value>, method: &str, params: Value) -> Value {
+        let id = id.into();
+        self.send_request(id.clone(), method, params).await;
+        let r = self.recv().await;
+        assert_eq!(r["id"], id, "answer to {method}: {r}");
+        r
+    }
+
+    /// Proves the server sent nothing since the last message read: a ping's
+    /// answer must be the very next line.
+    async fn assert_quiet(&mut self) {
+        self.send_request("quiet?", "ping", json!({})).await;
+        let r = self.recv().await;
+        assert_eq!(
+            r,
+            json!({ "jsonrpc": "2.0", "id": "quiet?", "result": {} }),
+            "expected only the ping answer"
+        );
+    }
+
+    async fn note(&mut self) -> String {
+        timeout(WAIT, self.notes.recv())
+            .await
+            .expect("note in time")
+            .expect("notes open")
+    }
+
+    /// Closes the input and waits for `serve` to return.
+    async fn finish(&mut self) -> Vec<Value> {
+        drop(self.input.take());
+        let mut rest = Vec::new();
+        while let Some(message) = self.next().await {
+            rest.push(message);
+        }
+        let result = timeout(WAIT, &mut self.server)
+            .await
+            .expect("serve returned promptly after EOF");
+        result.unwrap().expect("serve returned Ok");
+        rest
+    }
+}
+
+fn error_code(r: &Value) -> i64 {
+    r["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("not an error: {r}"))
+}
+
+fn init_params(version: Value) -> Value {
+    json!({ "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } })
+}
+
+// ---- lifecycle --------------------------------------------------------
+
+#[tokio::test]
+async fn initialize_echoes_each_supported_version() {
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let mut c = Client::start();
+        let r = c
+            .request(0, "initialize", init_params(json!(version)))
+            .await;
+        assert_eq!(
+            r,
+            json!({ "jsonrpc": "2.0", "id": 0, "result": {
+                "protocolVersion": version,
+                "capabilities": { "tools": { "listChanged": false }, "logging": {} },
+                "serverInfo": { "name": "fake", "version": "9.9.9" },
+                "instructions": "Use the fake tools.",
+            }})
+        );
+        assert!(c.finish().await.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn initialize_answers_latest_for_unknown_versions() {
+    for version in ["1999-01-01", "2026-07-28", ""] {
+        let mut c = Client::start();
+        let r = c
+            .request(1, "initialize", init_params(json!(version)))
+            .await;
+        assert_eq!(
+            r["result"]["protocolVersion"], "2025-11-25",
+            "offered {version:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn initialize_rejects_missing_or_non_string_version_and_can_retry() {
+    let mut c = Client::start();
+    let r = c
+        .request(1, "initialize", json!({ "capabilities": {} }))
+        .await;
+    assert_eq!(error_code(&r), -32602);
+    let r = c
+        .request(2, "initialize", init_params(json!(20251125)))
+        .await;
+    assert_eq!(error_code(&r), -32602);
+    let r = c.request(3, "initialize", json!([1])).await;
+    assert_eq!(error_code(&r), -32602);
+    let r = c
+        .request(4, "initialize", init_params(json!("2025-06-18")))
+        .await;
+    assert_eq!(r["result"]["protocolVersion"], "2025-06-18");
+    let r = c
+        .request(5, "initialize", init_params(json!("2025-06-18")))
+        .await;
+    assert_eq!(error_code(&r), -32600, "a second initialize is refused");
+}
+
+#[tokio::test]
+async fn ping_is_answered_before_initialize() {
+    let mut c = Client::start();
+    let r = c.request("early-ping", "ping", json!({})).await;
+    assert_eq!(
+        r,
+        json!({ "jsonrpc": "2.0", "id": "early-ping", "result": {} })
+    );
+    // Without params at all, too.
+    c.send(json!({ "jsonrpc": "2.0", "id": 2, "method": "ping" }))
+        .await;
+    assert_eq!(c.recv().await["result"], json!({}));
+}
+
+#[tokio::test]
+async fn requests_before_initialize_fail_then_initialize_works() {
+    let mut c = Client::start();
+    for (id, method) in [
+        (1, "tools/list"),
+        (2, "tools/call"),
+        (3, "logging/setLevel"),
+    ] {
+        let r = c
+            .request(id, method, json!({ "name": "echo", "level": "info" }))
+            .await;
+        assert_eq!(error_code(&r), -32600, "{method}: {r}");
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("initialize"),
+            "{r}"
+        );
+    }
+    let r = c
+        .request(4, "initialize", init_params(json!("2025-11-25")))
+        .await;
+    assert!(r.get("result").is_some());
+    let r = c.request(5, "tools/list", json!({})).await;
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 6);
+}
+
+#[tokio::test]
+async fn server_discover_is_method_not_found_and_initialize_follows() {
+    let mut c = Client::start();
+    let meta = json!({ "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } });
+    let r = c
+        .request("discover-1", "server/discover", meta.clone())
+        .await;
+    assert_eq!(error_code(&r), -32601);
+    let r = c
+        .request(
+            "after-probe",
+            "initialize",
+            init_params(json!("2025-11-25")),
+        )
+        .await;
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    // Still an error after initialize.
+    let r = c.request(3, "server/discover", meta).await;
+    assert_eq!(error_code(&r), -32601);
+}
+
+// ---- ids and framing ----------------------------------------------------
+
+#[tokio::test]
+async fn ids_are_echoed_exactly() {
+    let mut c = Client::start();
+    for id in [
+        json!(0),
+        json!(-1),
+        json!(u64::MAX),
+        json!("0"),
+        json!(""),
+        json!("a b\nc"),
+    ] {
+        let r = c.request(id.clone(), "ping", json!({})).await;
+        assert_eq!(r["id"], id);
+        assert!(r["id"].is_string() == id.is_string());
+    }
+}
+
+#[tokio::test]
+async fn parse_errors_and_invalid_utf8_are_answered_and_survived() {
+    let mut c = Client::started().await;
+    c.send_raw(br#"{"jsonrpc":"2.0","id":102,"method":"ping""#)
+        .await;
+    let r = c.recv().await;
+    assert_eq!((error_code(&r), &r["id"]), (-32700, &Value::Null));
+    c.send_raw(b"\xff\xfe{\"jsonrpc\":\"2.0\",\"id\":109,\"method\":\"ping\"}")
+        .await;
+    let r = c.recv().await;
+    assert_eq!((error_code(&r), &r["id"]), (-32700, &Value::Null));
+    // Blank lines are not messages.
+    c.send_raw(b"  \r").await;
+    c.assert_quiet().await;
+}
+
+#[tokio::test]
+async fn an_overlong_line_is_discarded_and_answered() {
+    let mut c = Client::started().await;
+    let padding = "x".repeat(4 * MAX_LINE);
+    let long = json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                       "params": { "name": "echo", "arguments": { "pad": padding } } });
+    c.send(long).await;
+    let r = c.recv().await;
+    assert_eq!((error_code(&r), &r["id"]), (-32600, &Value::Null), "{r}");
+    // The tail of the long line was skipped, not read as a new message.
+    c.assert_quiet().await;
+    // A line just under the bound is fine.
+    let pad = "y".repeat(MAX_LINE - 200);
+    let r = c
+        .request(
+            8,
+            "tools/call",
+            json!({ "name": "echo", "arguments": { "pad": pad } }),
+        )
+        .await;
+    assert_eq!(
+        r["result"]["structuredContent"]["echo"]["pad"]
+            .as_str()
+            .unwrap()
+            .len(),
+        MAX_LINE - 200
+    );
+}
+
+#[tokio::test]
+async fn non_requests_get_invalid_request() {
+    let mut c = Client::started().await;
+    for (raw, id) in [
+        (r#"{"jsonrpc":"2.0","id":104}"#, json!(104)),
+        (r#"{"jsonrpc":"1.0","id":105,"method":"ping"}"#, json!(105)),
+        (
+            r#"{"id":"no-version","method":"ping"}"#,
+            json!("no-version"),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+            Value::Null,
+        ),
+        (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, Value::Null),
+        ("\"just a string\"", Value::Null),
+    ] {
+        c.send_raw(raw.as_bytes()).await;
+        let r = c.recv().await;
+        assert_eq!((error_code(&r), &r["id"]), (-32600, &id), "{raw} -> {r}");
+    }
+}
+
+#[tokio::test]
+async fn a_batch_is_rejected_whole() {
+    let mut c = Client::started().await;
+    c.send_raw(br#"[{"jsonrpc":"2.0","id":106,"method":"ping"},{"jsonrpc":"2.0","id":107,"method":"ping"}]"#)
+        .await;
+    let r = c.recv().await;
+    assert_eq!((error_code(&r), &r["id"]), (-32600, &Value::Null), "{r}");
+    c.assert_quiet().await;
+}
+
+#[tokio::test]
+async fn notifications_get_no_reply() {
+    let mut c = Client::start();
+    for method in [
+        "notifications/initialized",
+        "notifications/no_such_notification",
+        "notifications/roots/list_changed",
+        "tools/list",
+        "nonsense",
+    ] {
+        c.send(json!({ "jsonrpc": "2.0", "method": method, "params": { "x": 1 } }))
+            .await;
+    }
+    c.send(
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": { "requestId": "never-sent", "reason": "probe" } }),
+    )
+    .await;
+    c.send(json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": 3 }))
+        .await;
+    // A response from the client (we never ask anything) is ignored too.
+    c.send(json!({ "jsonrpc": "2.0", "id": 1, "result": {} }))
+        .await;
+    c.assert_quiet().await;
+}
+
+#[tokio::test]
+async fn unknown_methods_are_method_not_found() {
+    let mut c = Client::start();
+    let r = c.request(1, "no/such/method", json!({})).await;
+    assert_eq!(error_code(&r), -32601);
+    let mut c = Client::started().await;
+    for (id, method) in [
+        (2, "no/such/method"),
+        (3, "prompts/list"),
+        (4, "resources/list"),
+    ] {
+        let r = c.request(id, method, json!({})).await;
+        assert_eq!(error_code(&r), -32601, "{method}");
+    }
+}
+
+// ---- tools --------------------------------------------------------------
+
+#[tokio::test]
+async fn tools_list_serves_one_page_and_rejects_cursors() {
+    let mut c = Client::started().await;
+    c.send(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }))
+        .await;
+    let r = c.recv().await;
+    let names: Vec<&str> = r["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo", "fail", "slow", "leak", "log", "panic"]);
+    assert!(r["result"].get("nextCursor").is_none());
+    let r = c
+        .request(
+            2,
+            "tools/list",
+            json!({ "cursor": "%%probe-invalid-cursor%%" }),
+        )
+        .await;
+    assert_eq!(error_code(&r), -32602);
+    assert!(r["error"]["message"].as_str().unwrap().contains("cursor"));
+    let r = c.request(3, "tools/list", json!({ "cursor": 5 })).await;
+    assert_eq!(error_code(&r), -32602);
+    let r = c.request(4, "tools/list", json!({ "cursor": null })).await;
+    assert!(r["result"]["tools"].is_array());
+}
+
+#[tokio::test]
+async fn tools_call_results_and_errors() {
+    let mut c = Client::started().await;
+    let r = c
+        .request(
+            1,
+            "tools/call",
+            json!({ "name": "echo", "arguments": { "text": "hi" } }),
+        )
+        .await;
+    assert_eq!(
+        r["result"],
+        json!({ "content": [{ "type": "text", "text": r#"{"echo":{"text":"hi"}}"# }],
+                "structuredContent": { "echo": { "text": "hi" } } })
+    );
+    // Missing arguments read as {}.
+    let r = c.request(2, "tools/call", json!({ "name": "echo" })).await;
+    assert_eq!(r["result"]["structuredContent"], json!({ "echo": {} }));
+    let r = c.request(3, "tools/call", json!({ "name": "fail" })).await;
+    assert_eq!(r["result"]["isError"], true);
+    assert_eq!(r["result"]["content"][0]["text"], "this tool always fails");
+
+    let r = c
+        .request(
+            4,
+            "tools/call",
+            json!({ "name": "__no_such_tool__", "arguments": {} }),
+        )
+        .await;
+    assert_eq!(
+        (error_code(&r), r["error"]["message"].as_str().unwrap()),
+        (-32602, "Unknown tool: __no_such_tool__")
+    );
+    for (id, params) in [
+        (5, json!({ "arguments": {} })),
+        (6, json!({ "name": 3 })),
+        (7, json!(["echo"])),
+        (8, json!("echo")),
+        (9, json!({ "name": "echo", "arguments": [1] })),
+    ] {
+        let r = c.request(id, "tools/call", params.clone()).await;
+        assert_eq!(error_code(&r), -32602, "{params}");
+    }
+    let r = c
+        .request(10, "tools/call", json!({ "name": "panic" }))
+        .await;
+    assert_eq!(error_code(&r), -32603);
+    c.assert_quiet().await;
+}
+
+#[tokio::test]
+async fn a_slow_call_does_not_block_other_requests() {
+    let mut c = Client::started().await;
+    c.send_request("slow-1", "tools/call", json!({ "name": "slow" }))
+        .await;
+    assert_eq!(c.note().await, "slow started");
+    let r = c.request(7, "ping", json!({})).await;
+    assert_eq!(r["result"], json!({}));
+    let r = c
+        .request(
+            8,
+            "tools/call",
+            json!({ "name": "echo", "arguments": { "n": 8 } }),
+        )
+        .await;
+    assert_eq!(r["result"]["structuredContent"]["echo"]["n"], 8);
+    // A second call may not reuse an id that is still running.
+    let r = c
+        .request("slow-1", "tools/call", json!({ "name": "echo" }))
+        .await;
+    assert_eq!(error_code(&r), -32600);
+    let rest = c.finish().await;
+    assert!(rest.iter().all(|m| m["id"] != "slow-1"), "{rest:?}");
+}
+
+#[tokio::test]
+async fn cancel_stops_the_call_and_suppresses_its_response() {
+    let mut c = Client::started().await;
+    c.send_request(
+        5,
+        "tools/call",
+        json!({ "name": "slow", "_meta": { "progressToken": "p" } }),
+    )
+    .await;
+    assert_eq!(c.note().await, "slow started");
+    c.send(
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": { "requestId": 5, "reason": "caller cancelled" } }),
+    )
+    .await;
+    assert_eq!(c.note().await, "slow cancelled");
+    // The tool has returned its result by now (it did so right after the
+    // note); it must not reach the client.
+    c.assert_quiet().await;
+    // The id is free again.
+    let r = c.request(5, "tools/call", json!({ "name": "echo" })).await;
+    assert!(r.get("result").is_some());
+    // Cancelling it again (finished) is ignored.
+    c.send(json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 5 } })).await;
+    c.assert_quiet().await;
+    assert!(c.finish().await.is_empty());
+}
+
+#[tokio::test]
+async fn progress_only_with_a_token() {
+    let mut c = Client::started().await;
+    let r = c
+        .request(
+            1,
+            "tools/call",
+            json!({ "name": "slow", "arguments": { "steps": 3 } }),
+        )
+        .await;
+    assert_eq!(
+        r["result"]["structuredContent"],
+        json!({ "steps": 3 }),
+        "no progress without a token: {r}"
+    );
+
+    for token in [json!("tok"), json!(0)] {
+        c.send_request(
+            2,
+            "tools/call",
+            json!({ "name": "slow", "arguments": { "steps": 3 }, "_meta": { "progressToken": token } }),
+        )
+        .await;
+        for step in 1..=3 {
+            let n = c.recv().await;
+            assert_eq!(
+                n,
+                json!({ "jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                    "progressToken": token, "progress": step as f64, "total": 3.0,
+                    "message": format!("step {step}/3") } })
+            );
+        }
+        let r = c.recv().await;
+        assert_eq!(r["id"], 2);
+        c.assert_quiet().await;
+    }
+}
+
+#[tokio::test]
+async fn progress_never_follows_the_response() {
+    let mut c = Client::started().await;
+    c.send_request(
+        1,
+        "tools/call",
+        json!({ "name": "leak", "_meta": { "progressToken": 42 } }),
+    )
+    .await;
+    let n = c.recv().await;
+    assert_eq!(
+        (n["method"].as_str(), &n["params"]["progressToken"]),
+        (Some("notifications/progress"), &json!(42))
+    );
+    let r = c.recv().await;
+    assert_eq!(r["id"], 1);
+    c.leak_trigger.notify_one();
+    assert_eq!(c.note().await, "leak reported, wanted=false");
+    c.assert_quiet().await;
+}
+
+// ---- logging --------------------------------------------------------------
+
+#[tokio::test]
+async fn logging_set_level_filters_messages() {
+    let mut c = Client::started().await;
+    // Nothing is sent before the client picks a level.
+    let r = c.request(1, "tools/call", json!({ "name": "log" })).await;
+    assert!(r.get("result").is_some(), "{r}");
+
+    let r = c
+        .request(2, "logging/setLevel", json!({ "level": "loud" }))
+        .await;
+    assert_eq!(error_code(&r), -32602);
+    let r = c.request(3, "logging/setLevel", json!({})).await;
+    assert_eq!(error_code(&r), -32602);
+    let r = c
+        .request(4, "logging/setLevel", json!({ "level": "warning" }))
+        .await;
+    assert_eq!(r["result"], json!({}));
+
+    c.send_request(5, "tools/call", json!({ "name": "log" }))
+        .await;
+    for level in ["warning", "error"] {
+        let m = c.recv().await;
+        assert_eq!(
+            m,
+            json!({ "jsonrpc": "2.0", "method": "notifications/message",
+                    "params": { "level": level, "logger": "fake", "data": level } })
+        );
+    }
+    assert_eq!(c.recv().await["id"], 5);
+
+    let r = c
+        .request(6, "logging/setLevel", json!({ "level": "debug" }))
+        .await;
+    assert_eq!(r["result"], json!({}));
+    c.send_request(7, "tools/call", json!({ "name": "log" }))
+        .await;
+    let levels: Vec<Value> = [
+        c.recv().await,
+        c.recv().await,
+        c.recv().await,
+        c.recv().await,
+    ]
+    .iter()
+    .map(|m| m["params"]["level"].clone())
+    .collect();
+    assert_eq!(
+        levels,
+        [
+            json!("debug"),
+            json!("info"),
+            json!("warning"),
+            json!("error")
+        ]
+    );
+    assert_eq!(c.recv().await["id"], 7);
+}
+
+// ---- shutdown ---------------------------------------------------------------
+
+#[tokio::test]
+async fn eof_ends_serve_promptly_while_a_call_is_in_flight() {
+    let mut c = Client::started().await;
+    c.send_request("slow-eof", "tools/call", json!({ "name": "slow" }))
+        .await;
+    assert_eq!(c.note().await, "slow started");
+    let rest = c.finish().await;
+    assert_eq!(c.note().await, "slow cancelled");
+    assert!(
+        rest.is_empty(),
+        "nothing is sent for a call cut short by EOF: {rest:?}"
+    );
+}
+
+#[tokio::test]
+async fn eof_flushes_answers_already_queued() {
+    let mut c = Client::started().await;
+    // Written back to back, then EOF: every answer still arrives.
+    for id in 100..110 {
+        c.send_request(id, "ping", json!({})).await;
+    }
+    let rest = c.finish().await;
+    let ids: Vec<i64> = rest.iter().map(|m| m["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, (100..110).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn eof_without_trailing_newline_still_serves_the_last_line() {
+    let mut c = Client::start();
+    c.input
+        .as_mut()
+        .unwrap()
+        .write_all(br#"{"jsonrpc":"2.0","id":"last","method":"ping"}"#)
+        .await
+        .unwrap();
+    let rest = c.finish().await;
+    assert_eq!(
+        rest,
+        [json!({ "jsonrpc": "2.0", "id": "last", "result": {} })]
+    );
+}
+
+#[tokio::test]
+async fn a_closed_output_ends_serve_with_an_error() {
+    let (mut input, server_input) = tokio::io::duplex(1 << 16);
+    let (server_output, output) = tokio::io::duplex(1 << 16);
+    let (notes, _notes) = mpsc::unbounded_channel();
+    let service = Arc::new(FakeService {
+        notes,
+        leak_trigger: Arc::new(Notify::new()),
+    });
+    let server = tokio::spawn(serve(server_input, server_output, service, MAX_LINE));
+    drop(output);
+    input
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
+        .await
+        .unwrap();
+    let result = timeout(WAIT, server)
+        .await
+        .expect("serve returned promptly")
+        .unwrap();
+    assert!(result.is_err(), "a write to a closed output is an error");
+}
