@@ -143,4 +143,6 @@ async fn send_keys_capture_and_display() {
 
     ok(&svc, "send_keys", json!({"pane_id": pane, "keys": "C-c", "enter": false})).await;
     assert!(err(&svc, "send_keys", json!({"pane_id": "%999", "keys": "x"})).await.contains("Pane not found"));
+    let missing = json!({"pane_id": "%999", "format_string": "#{pane_id}"});
+    assert!(err(&svc, "display_message", missing).await.contains("Pane not found"));
 }

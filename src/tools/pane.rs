@@ -427,17 +427,16 @@ async fn display_message(
     check_format(&args.format_string)?;
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
-    let cmd = Command::new("display-message")
-        .flag("-p")
-        .target(pane)
-        .flag("--")
-        .arg(&args.format_string);
+    // display-message does not fail on a missing pane, so the output starts
+    // with the pane's own id: empty means there is no such pane.
+    let format = format!("#{{pane_id}}{PANE_MARK}{}", args.format_string);
+    let cmd = Command::new("display-message").flag("-p").target(pane).flag("--").arg(format);
     let lines = target.run(cmd).await?;
-    Ok(lines
-        .iter()
-        .map(|l| String::from_utf8_lossy(l))
-        .collect::<Vec<_>>()
-        .join("\n"))
+    let text = lines.iter().map(|l| String::from_utf8_lossy(l)).collect::<Vec<_>>().join("\n");
+    match text.split_once(PANE_MARK) {
+        Some((id, rest)) if id == pane.to_string() => Ok(rest.to_owned()),
+        _ => Err(target::pane_not_found(&pane.to_string())),
+    }
 }
 
 #[cfg(test)]
