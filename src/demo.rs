@@ -16,7 +16,9 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 pub fn run() -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let socket = format!("tmuxmcp-demo-{}", std::process::id());
     let result = runtime.block_on(conversation(&socket));
     let _ = std::process::Command::new("tmux")
@@ -38,13 +40,16 @@ impl Client {
     async fn request(&mut self, method: &str, params: Value) -> anyhow::Result<(Value, Duration)> {
         self.next_id += 1;
         let id = self.next_id;
-        let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+        let line =
+            json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
         let start = Instant::now();
         self.stdin.write_all(format!("{line}\n").as_bytes()).await?;
         self.stdin.flush().await?;
         loop {
             let mut reply = String::new();
-            let read = tokio::time::timeout(Duration::from_secs(20), self.stdout.read_line(&mut reply)).await;
+            let read =
+                tokio::time::timeout(Duration::from_secs(20), self.stdout.read_line(&mut reply))
+                    .await;
             if read.context("the server did not answer in 20 s")?? == 0 {
                 bail!("the server closed stdout");
             }
@@ -61,14 +66,27 @@ impl Client {
     /// Calls a tool, prints the call and its result, returns the result value.
     async fn call(&mut self, tool: &str, args: Value) -> anyhow::Result<Value> {
         println!("\n> {tool} {args}");
-        let (result, took) = self.request("tools/call", json!({ "name": tool, "arguments": args })).await?;
-        let value = result["structuredContent"].get("result").cloned().unwrap_or(result["structuredContent"].clone());
+        let (result, took) = self
+            .request("tools/call", json!({ "name": tool, "arguments": args }))
+            .await?;
+        let value = result["structuredContent"]
+            .get("result")
+            .cloned()
+            .unwrap_or(result["structuredContent"].clone());
         let shown = match &value {
             Value::String(text) => text.clone(),
             other => serde_json::to_string_pretty(other)?,
         };
-        let marker = if result["isError"] == json!(true) { "! error" } else { "<" };
-        println!("{marker} ({:.2} ms)\n{}", took.as_secs_f64() * 1000.0, indent(&shown));
+        let marker = if result["isError"] == json!(true) {
+            "! error"
+        } else {
+            "<"
+        };
+        println!(
+            "{marker} ({:.2} ms)\n{}",
+            took.as_secs_f64() * 1000.0,
+            indent(&shown)
+        );
         if result["isError"] == json!(true) {
             bail!("{tool} returned an error: {}", result["content"][0]["text"]);
         }
@@ -77,11 +95,19 @@ impl Client {
 }
 
 fn indent(text: &str) -> String {
-    text.lines().take(40).map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .take(40)
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 async fn tmux(socket: &str, args: &[&str]) -> anyhow::Result<()> {
-    let status = Command::new("tmux").args(["-L", socket, "-f", "/dev/null"]).args(args).env_remove("TMUX").status();
+    let status = Command::new("tmux")
+        .args(["-L", socket, "-f", "/dev/null"])
+        .args(args)
+        .env_remove("TMUX")
+        .status();
     let status = status.await.context("running tmux (is it installed?)")?;
     if !status.success() {
         bail!("tmux {args:?} failed");
@@ -90,7 +116,11 @@ async fn tmux(socket: &str, args: &[&str]) -> anyhow::Result<()> {
 }
 
 async fn conversation(socket: &str) -> anyhow::Result<()> {
-    tmux(socket, &["new-session", "-d", "-s", "demo", "-x", "120", "-y", "30"]).await?;
+    tmux(
+        socket,
+        &["new-session", "-d", "-s", "demo", "-x", "120", "-y", "30"],
+    )
+    .await?;
     println!("private tmux server: tmux -L {socket}");
 
     let exe = std::env::current_exe()?;
@@ -104,7 +134,12 @@ async fn conversation(socket: &str) -> anyhow::Result<()> {
         .spawn()?;
     let stdin = child.stdin.take().expect("piped");
     let stdout = BufReader::new(child.stdout.take().expect("piped"));
-    let mut client = Client { child, stdin, stdout, next_id: 0 };
+    let mut client = Client {
+        child,
+        stdin,
+        stdout,
+        next_id: 0,
+    };
 
     let init = json!({
         "protocolVersion": "2025-11-25",
@@ -112,33 +147,82 @@ async fn conversation(socket: &str) -> anyhow::Result<()> {
         "clientInfo": { "name": "tmux-mcp-demo", "version": env!("CARGO_PKG_VERSION") },
     });
     let (result, took) = client.request("initialize", init).await?;
-    println!("> initialize\n< {} {} ({:.2} ms)", result["serverInfo"]["name"], result["protocolVersion"], took.as_secs_f64() * 1000.0);
-    client.stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").await?;
+    println!(
+        "> initialize\n< {} {} ({:.2} ms)",
+        result["serverInfo"]["name"],
+        result["protocolVersion"],
+        took.as_secs_f64() * 1000.0
+    );
+    client
+        .stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .await?;
     let (tools, took) = client.request("tools/list", json!({})).await?;
-    let names: Vec<&str> = tools["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
-    println!("> tools/list\n< {} tools ({:.2} ms): {}", names.len(), took.as_secs_f64() * 1000.0, names.join(", "));
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    println!(
+        "> tools/list\n< {} tools ({:.2} ms): {}",
+        names.len(),
+        took.as_secs_f64() * 1000.0,
+        names.join(", ")
+    );
 
     client.call("list_sessions", json!({})).await?;
-    let session = client.call("create_session", json!({ "session_name": "agent", "x": 100, "y": 25 })).await?;
-    let pane = session["active_pane_id"].as_str().context("active_pane_id")?.to_owned();
-    client.call("split_window", json!({ "pane_id": pane, "direction": "right" })).await?;
+    let session = client
+        .call(
+            "create_session",
+            json!({ "session_name": "agent", "x": 100, "y": 25 }),
+        )
+        .await?;
+    let pane = session["active_pane_id"]
+        .as_str()
+        .context("active_pane_id")?
+        .to_owned();
+    client
+        .call(
+            "split_window",
+            json!({ "pane_id": pane, "direction": "right" }),
+        )
+        .await?;
     let keys = "printf 'hello from %s\\n' tmux-mcp; tmux wait-for -S tmuxmcp-demo";
-    client.call("send_keys", json!({ "pane_id": pane, "keys": keys })).await?;
+    client
+        .call("send_keys", json!({ "pane_id": pane, "keys": keys }))
+        .await?;
     // The shell signals a tmux channel when the command has run: wait on that
     // event instead of guessing with a sleep.
-    let waited = tokio::time::timeout(Duration::from_secs(10), tmux(socket, &["wait-for", "tmuxmcp-demo"])).await;
+    let waited = tokio::time::timeout(
+        Duration::from_secs(10),
+        tmux(socket, &["wait-for", "tmuxmcp-demo"]),
+    )
+    .await;
     waited.context("the command did not finish in 10 s")??;
-    let screen = client.call("capture_pane", json!({ "pane_id": pane })).await?;
-    if !screen.as_str().unwrap_or_default().contains("hello from tmux-mcp") {
+    let screen = client
+        .call("capture_pane", json!({ "pane_id": pane }))
+        .await?;
+    if !screen
+        .as_str()
+        .unwrap_or_default()
+        .contains("hello from tmux-mcp")
+    {
         bail!("the pane does not show the command's output");
     }
-    client.call("list_panes", json!({ "session_name": "agent" })).await?;
+    client
+        .call("list_panes", json!({ "session_name": "agent" }))
+        .await?;
     client.call("display_message", json!({ "pane_id": pane, "format_string": "#{pane_current_command} in #{pane_current_path}" })).await?;
-    client.call("kill_session", json!({ "session_name": "agent" })).await?;
+    client
+        .call("kill_session", json!({ "session_name": "agent" }))
+        .await?;
 
     drop(client.stdin);
     let status = tokio::time::timeout(Duration::from_secs(5), client.child.wait()).await??;
-    println!("\nserver exited with {status} after stdin closed; the demo tmux server is killed next.");
+    println!(
+        "\nserver exited with {status} after stdin closed; the demo tmux server is killed next."
+    );
     if !status.success() {
         bail!("the server did not exit cleanly");
     }

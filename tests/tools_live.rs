@@ -16,7 +16,12 @@ async fn sessions_list_create_info_kill() {
     assert_eq!(sessions[0]["session_name"], "main");
     assert_eq!(sessions[0]["window_count"], 1);
 
-    let created = ok(&svc, "create_session", json!({"session_name": "work", "window_name": "w#{x}", "x": 90, "y": 20})).await;
+    let created = ok(
+        &svc,
+        "create_session",
+        json!({"session_name": "work", "window_name": "w#{x}", "x": 90, "y": 20}),
+    )
+    .await;
     assert_eq!(created["session_name"], "work");
     assert!(created["active_pane_id"].as_str().unwrap().starts_with('%'));
     let listed = tmux.cmd(&["list-sessions", "-F", "#{session_name} #{window_name}"]);
@@ -27,17 +32,42 @@ async fn sessions_list_create_info_kill() {
     let first = ok(&svc, "get_session_info", json!({})).await;
     assert_eq!(first["session_name"], "main");
 
-    let filtered = ok(&svc, "list_sessions", json!({"filters": {"session_name__startswith": "wo"}})).await;
+    let filtered = ok(
+        &svc,
+        "list_sessions",
+        json!({"filters": {"session_name__startswith": "wo"}}),
+    )
+    .await;
     assert_eq!(filtered.as_array().unwrap().len(), 1);
 
-    assert!(err(&svc, "create_session", json!({"session_name": "work"})).await.contains("exists"));
-    assert!(err(&svc, "create_session", json!({"session_name": "a.b"})).await.contains("Bad session name"));
-    assert!(err(&svc, "kill_session", json!({})).await.contains("explicit target"));
-    assert!(err(&svc, "get_session_info", json!({"session_name": "nope"})).await.contains("not found"));
+    assert!(
+        err(&svc, "create_session", json!({"session_name": "work"}))
+            .await
+            .contains("exists")
+    );
+    assert!(
+        err(&svc, "create_session", json!({"session_name": "a.b"}))
+            .await
+            .contains("Bad session name")
+    );
+    assert!(
+        err(&svc, "kill_session", json!({}))
+            .await
+            .contains("explicit target")
+    );
+    assert!(
+        err(&svc, "get_session_info", json!({"session_name": "nope"}))
+            .await
+            .contains("not found")
+    );
 
     let killed = ok(&svc, "kill_session", json!({"session_name": "work"})).await;
     assert_eq!(killed, "Session killed: work");
-    assert!(!tmux.cmd(&["list-sessions", "-F", "#{session_name}"]).contains("work"));
+    assert!(
+        !tmux
+            .cmd(&["list-sessions", "-F", "#{session_name}"])
+            .contains("work")
+    );
 }
 
 #[tokio::test]
@@ -47,21 +77,39 @@ async fn server_info_alive_and_dead() {
     let info = ok(&svc, "get_server_info", json!({})).await;
     assert_eq!(info["is_alive"], true);
     assert_eq!(info["session_count"], 1);
-    assert_eq!(info["version"], tmux.cmd(&["-V"]).trim().trim_start_matches("tmux "));
-    let dead = ok(&svc, "get_server_info", json!({"socket_name": format!("{}-none", tmux.name)})).await;
+    assert_eq!(
+        info["version"],
+        tmux.cmd(&["-V"]).trim().trim_start_matches("tmux ")
+    );
+    let dead = ok(
+        &svc,
+        "get_server_info",
+        json!({"socket_name": format!("{}-none", tmux.name)}),
+    )
+    .await;
     assert_eq!(dead["is_alive"], false);
     assert_eq!(dead["session_count"], 0);
-    let empty = ok(&svc, "list_sessions", json!({"socket_name": format!("{}-none", tmux.name)})).await;
+    let empty = ok(
+        &svc,
+        "list_sessions",
+        json!({"socket_name": format!("{}-none", tmux.name)}),
+    )
+    .await;
     assert_eq!(empty, json!([]));
 }
 
 #[tokio::test]
 async fn create_session_on_a_fresh_socket_starts_the_server() {
-    let tmux = PrivateTmux { name: format!("tmuxmcp-test-{}-fresh", std::process::id()) };
+    let tmux = PrivateTmux {
+        name: format!("tmuxmcp-test-{}-fresh", std::process::id()),
+    };
     let svc = tmux.service();
     let created = ok(&svc, "create_session", json!({"session_name": "first"})).await;
     assert_eq!(created["session_name"], "first");
-    assert!(tmux.cmd(&["list-sessions", "-F", "#{session_name}"]).contains("first"));
+    assert!(
+        tmux.cmd(&["list-sessions", "-F", "#{session_name}"])
+            .contains("first")
+    );
 }
 
 #[tokio::test]
@@ -70,38 +118,78 @@ async fn windows_create_list_info_kill() {
     let svc = tmux.service();
     let active_before = tmux.cmd(&["display-message", "-p", "-t", "main", "#{window_id}"]);
 
-    let win = ok(&svc, "create_window", json!({"session_name": "main", "window_name": "logs"})).await;
+    let win = ok(
+        &svc,
+        "create_window",
+        json!({"session_name": "main", "window_name": "logs"}),
+    )
+    .await;
     assert_eq!(win["window_name"], "logs");
     assert_eq!(win["pane_count"], 1);
     let id = win["window_id"].as_str().unwrap().to_owned();
     // Background window: the user's current window did not change.
-    assert_eq!(tmux.cmd(&["display-message", "-p", "-t", "main", "#{window_id}"]), active_before);
+    assert_eq!(
+        tmux.cmd(&["display-message", "-p", "-t", "main", "#{window_id}"]),
+        active_before
+    );
 
     let windows = ok(&svc, "list_windows", json!({"session_name": "main"})).await;
     assert_eq!(windows.as_array().unwrap().len(), 2);
     let info = ok(&svc, "get_window_info", json!({"window_id": id})).await;
     assert_eq!(info["window_name"], "logs");
-    let by_index = ok(&svc, "get_window_info", json!({"session_name": "main", "window_index": win["window_index"]})).await;
+    let by_index = ok(
+        &svc,
+        "get_window_info",
+        json!({"session_name": "main", "window_index": win["window_index"]}),
+    )
+    .await;
     assert_eq!(by_index["window_id"], id);
 
-    assert!(err(&svc, "get_window_info", json!({"window_id": "@999"})).await.contains("not found"));
-    assert_eq!(ok(&svc, "kill_window", json!({"window_id": id})).await, format!("Window killed: {id}"));
-    assert!(!tmux.cmd(&["list-windows", "-a", "-F", "#{window_id}"]).contains(&id));
-    assert!(err(&svc, "kill_window", json!({"window_id": id})).await.contains("not found"));
+    assert!(
+        err(&svc, "get_window_info", json!({"window_id": "@999"}))
+            .await
+            .contains("not found")
+    );
+    assert_eq!(
+        ok(&svc, "kill_window", json!({"window_id": id})).await,
+        format!("Window killed: {id}")
+    );
+    assert!(
+        !tmux
+            .cmd(&["list-windows", "-a", "-F", "#{window_id}"])
+            .contains(&id)
+    );
+    assert!(
+        err(&svc, "kill_window", json!({"window_id": id}))
+            .await
+            .contains("not found")
+    );
 }
 
 #[tokio::test]
 async fn panes_split_list_info_kill() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let first = tmux.cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"]).trim().to_owned();
+    let first = tmux
+        .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
+        .trim()
+        .to_owned();
 
-    let pane = ok(&svc, "split_window", json!({"pane_id": first, "direction": "right", "size": "30%"})).await;
+    let pane = ok(
+        &svc,
+        "split_window",
+        json!({"pane_id": first, "direction": "right", "size": "30%"}),
+    )
+    .await;
     let new = pane["pane_id"].as_str().unwrap().to_owned();
     assert_ne!(new, first);
     assert_eq!(pane["pane_at_right"], true);
     // Focus did not move.
-    assert_eq!(tmux.cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"]).trim(), first);
+    assert_eq!(
+        tmux.cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
+            .trim(),
+        first
+    );
 
     let panes = ok(&svc, "list_panes", json!({"session_name": "main"})).await;
     assert_eq!(panes.as_array().unwrap().len(), 2);
@@ -110,39 +198,109 @@ async fn panes_split_list_info_kill() {
     assert!(info["pane_width"].is_string());
     assert!(info["is_caller"].is_null());
 
-    assert!(err(&svc, "split_window", json!({"pane_id": first, "size": "1;kill-server"})).await.contains("size"));
-    assert!(err(&svc, "get_pane_info", json!({"pane_id": "%999"})).await.contains("Pane not found"));
-    assert!(err(&svc, "get_pane_info", json!({"pane_id": "main"})).await.contains("Pane not found"));
-    assert!(err(&svc, "get_pane_info", json!({"bogus": 1})).await.contains("unknown argument"));
+    assert!(
+        err(
+            &svc,
+            "split_window",
+            json!({"pane_id": first, "size": "1;kill-server"})
+        )
+        .await
+        .contains("size")
+    );
+    assert!(
+        err(&svc, "get_pane_info", json!({"pane_id": "%999"}))
+            .await
+            .contains("Pane not found")
+    );
+    assert!(
+        err(&svc, "get_pane_info", json!({"pane_id": "main"}))
+            .await
+            .contains("Pane not found")
+    );
+    assert!(
+        err(&svc, "get_pane_info", json!({"bogus": 1}))
+            .await
+            .contains("unknown argument")
+    );
 
-    assert_eq!(ok(&svc, "kill_pane", json!({"pane_id": new})).await, format!("Pane killed: {new}"));
-    assert!(!tmux.cmd(&["list-panes", "-a", "-F", "#{pane_id}"]).contains(&new));
+    assert_eq!(
+        ok(&svc, "kill_pane", json!({"pane_id": new})).await,
+        format!("Pane killed: {new}")
+    );
+    assert!(
+        !tmux
+            .cmd(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .contains(&new)
+    );
 }
 
 #[tokio::test]
 async fn send_keys_capture_and_display() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = tmux.cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"]).trim().to_owned();
+    let pane = tmux
+        .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
+        .trim()
+        .to_owned();
 
     let keys = "printf 'a%sb\\n' '#{x};$HOME'; tmux wait-for -S printed";
     ok(&svc, "send_keys", json!({"pane_id": pane, "keys": keys})).await;
-    tmux.wait_for("printed", std::time::Duration::from_secs(10)).await;
+    tmux.wait_for("printed", std::time::Duration::from_secs(10))
+        .await;
     let text = ok(&svc, "capture_pane", json!({"pane_id": pane})).await;
     let text = text.as_str().unwrap();
     assert!(text.lines().any(|l| l == "a#{x};$HOMEb"), "{text}");
 
-    let capped = ok(&svc, "capture_pane", json!({"pane_id": pane, "max_lines": 1})).await;
-    assert!(capped.as_str().unwrap().starts_with("[... truncated"), "{capped}");
-    assert!(err(&svc, "capture_pane", json!({"pane_id": pane, "max_lines": 0})).await.contains("positive"));
+    let capped = ok(
+        &svc,
+        "capture_pane",
+        json!({"pane_id": pane, "max_lines": 1}),
+    )
+    .await;
+    assert!(
+        capped.as_str().unwrap().starts_with("[... truncated"),
+        "{capped}"
+    );
+    assert!(
+        err(
+            &svc,
+            "capture_pane",
+            json!({"pane_id": pane, "max_lines": 0})
+        )
+        .await
+        .contains("positive")
+    );
 
-    let shown = ok(&svc, "display_message", json!({"pane_id": pane, "format_string": "id=#{pane_id}"})).await;
+    let shown = ok(
+        &svc,
+        "display_message",
+        json!({"pane_id": pane, "format_string": "id=#{pane_id}"}),
+    )
+    .await;
     assert_eq!(shown, format!("id={pane}"));
-    let refused = err(&svc, "display_message", json!({"pane_id": pane, "format_string": "#(id)"})).await;
+    let refused = err(
+        &svc,
+        "display_message",
+        json!({"pane_id": pane, "format_string": "#(id)"}),
+    )
+    .await;
     assert!(refused.contains("format_string accepts"), "{refused}");
 
-    ok(&svc, "send_keys", json!({"pane_id": pane, "keys": "C-c", "enter": false})).await;
-    assert!(err(&svc, "send_keys", json!({"pane_id": "%999", "keys": "x"})).await.contains("Pane not found"));
+    ok(
+        &svc,
+        "send_keys",
+        json!({"pane_id": pane, "keys": "C-c", "enter": false}),
+    )
+    .await;
+    assert!(
+        err(&svc, "send_keys", json!({"pane_id": "%999", "keys": "x"}))
+            .await
+            .contains("Pane not found")
+    );
     let missing = json!({"pane_id": "%999", "format_string": "#{pane_id}"});
-    assert!(err(&svc, "display_message", missing).await.contains("Pane not found"));
+    assert!(
+        err(&svc, "display_message", missing)
+            .await
+            .contains("Pane not found")
+    );
 }

@@ -220,7 +220,11 @@ async fn read_loop(
             observer.event(session, &event);
         }
     }
-    parser.finish();
+    // A `%exit` held back inside an open block is only settled at EOF.
+    parser.finish(&mut events);
+    for event in events.drain(..) {
+        observer.event(session, &event);
+    }
     // Cancel under the lock: the writer checks `closed` under the same lock
     // before queueing a slot, so no slot can be left behind unanswered.
     let mut pending = pending.lock().expect("pending lock");

@@ -11,7 +11,12 @@
 //!   can itself read `%end …`;
 //! - inside a block every other line is output (we never send
 //!   `refresh-client -A`, the one command whose block can hold `%pause`);
-//! - `%exit` inside a block ends the block (an old tmux bug left blocks open);
+//! - `%exit` inside a block ends the block (an old tmux bug left blocks open),
+//!   but only if nothing follows it: tmux prints `%exit` as the very last
+//!   line, while a pane can show a line reading `%exit` that `capture-pane`
+//!   then prints inside its block. So such a line is held back; the next line
+//!   makes it block output, the end of the stream ([`Parser::finish`]) makes
+//!   it [`Event::Exit`];
 //! - outside a block a `%` line is a notification, anything else is stray;
 //! - `%output` data is decoded to bytes: `\ooo` octal escapes, all other
 //!   bytes raw (including invalid UTF-8, which is common mid-character).
@@ -19,7 +24,9 @@
 //! Bounds: a line longer than `max_line` is dropped up to its newline and
 //! reported ([`Event::Overlong`], or `overflowed` on the reply it was in);
 //! a block whose output passes `max_block` keeps its framing but drops the
-//! rest of its lines and is marked `overflowed`.
+//! rest of its lines and is marked `overflowed` (so a reply holds a prefix
+//! of the output, never one with holes; an over-long line inside a block
+//! likewise ends what the reply keeps).
 
 use super::ids::{PaneId, SessionId, WindowId};
 
@@ -145,6 +152,8 @@ pub struct Parser {
     /// Set while dropping an over-long line; counts the bytes dropped.
     discarding: Option<usize>,
     block: Option<Block>,
+    /// A `%exit…` line read inside a block, not yet known to be the end.
+    pending_exit: Option<Vec<u8>>,
 }
 
 impl Parser {
@@ -156,6 +165,7 @@ impl Parser {
             partial: Vec::new(),
             discarding: None,
             block: None,
+            pending_exit: None,
         }
     }
 
@@ -191,8 +201,13 @@ impl Parser {
 
     /// The stream ended. A half line is dropped (tmux always ends lines with
     /// `\n`); an open block is abandoned, which the caller sees as no reply.
-    pub fn finish(&mut self) -> bool {
+    /// A `%exit` read inside that block was the real one: it is emitted now.
+    /// Returns `true` when nothing was dropped or abandoned.
+    pub fn finish(&mut self, out: &mut Vec<Event>) -> bool {
         let clean = self.partial.is_empty() && self.discarding.is_none() && self.block.is_none();
+        if let Some(line) = self.pending_exit.take() {
+            out.push(exit(&line));
+        }
         self.partial.clear();
         self.discarding = None;
         self.block = None;
@@ -205,54 +220,72 @@ impl Parser {
     }
 
     fn overlong(&mut self, len: usize, out: &mut Vec<Event>) {
+        self.settle_pending_exit();
         match self.block.as_mut() {
             Some(block) => block.overflowed = true,
             None => out.push(Event::Overlong { len }),
         }
     }
 
+    /// Another line followed a `%exit` inside a block: it was block output.
+    fn settle_pending_exit(&mut self) {
+        if let Some(line) = self.pending_exit.take() {
+            self.block_output(line);
+        }
+    }
+
+    /// Keeps an output line of the open block, unless the block is past its
+    /// bound (then it and every later line are dropped).
+    fn block_output(&mut self, line: Vec<u8>) {
+        let Some(block) = self.block.as_mut() else {
+            return;
+        };
+        if block.overflowed || block.bytes + line.len() > self.max_block {
+            block.overflowed = true;
+        } else {
+            block.bytes += line.len() + 1;
+            block.lines.push(line);
+        }
+    }
+
     fn line(&mut self, line: Vec<u8>, out: &mut Vec<Event>) {
-        if let Some(block) = self.block.as_mut() {
-            if let Some((word, guard)) = parse_guard(&line) {
-                if guard == block.guard && (word == b"%end" || word == b"%error") {
-                    let block = self.block.take().expect("checked above");
-                    out.push(Event::Reply(Reply {
-                        guard: block.guard,
-                        ok: word == b"%end",
-                        lines: block.lines,
-                        overflowed: block.overflowed,
-                    }));
-                    return;
-                }
-            }
-            if line == b"%exit" || line.starts_with(b"%exit ") {
-                self.block = None;
-                out.push(exit(&line));
+        self.settle_pending_exit();
+        if let Some(block) = self.block.as_ref() {
+            if let Some((word, guard)) = parse_guard(&line)
+                && guard == block.guard
+                && (word == b"%end" || word == b"%error")
+            {
+                let block = self.block.take().expect("checked above");
+                out.push(Event::Reply(Reply {
+                    guard: block.guard,
+                    ok: word == b"%end",
+                    lines: block.lines,
+                    overflowed: block.overflowed,
+                }));
                 return;
             }
-            if block.bytes + line.len() > self.max_block {
-                block.overflowed = true;
-            } else {
-                block.bytes += line.len() + 1;
-                block.lines.push(line);
+            if line == b"%exit" || line.starts_with(b"%exit ") {
+                self.pending_exit = Some(line);
+                return;
             }
+            self.block_output(line);
             return;
         }
         if line.first() != Some(&b'%') {
             out.push(Event::Stray(line));
             return;
         }
-        if let Some((word, guard)) = parse_guard(&line) {
-            if word == b"%begin" {
-                self.block = Some(Block {
-                    guard,
-                    lines: Vec::new(),
-                    bytes: 0,
-                    overflowed: false,
-                });
-                out.push(Event::Begin(guard));
-                return;
-            }
+        if let Some((word, guard)) = parse_guard(&line)
+            && word == b"%begin"
+        {
+            self.block = Some(Block {
+                guard,
+                lines: Vec::new(),
+                bytes: 0,
+                overflowed: false,
+            });
+            out.push(Event::Begin(guard));
+            return;
         }
         out.push(notification(&line).unwrap_or(Event::Unknown(line)));
     }
@@ -485,18 +518,49 @@ mod tests {
     }
 
     #[test]
-    fn exit_inside_block_ends_it() {
-        let events = parse(b"%begin 1 2 1\nout\n%exit\n");
+    fn exit_inside_block_ends_it_at_end_of_stream() {
+        let mut parser = Parser::new(1 << 20, 1 << 20);
+        let mut out = Vec::new();
+        parser.push(b"%begin 1 2 1\nout\n%exit too far behind\n", &mut out);
         assert_eq!(
-            events,
-            vec![
-                Event::Begin(Guard {
-                    time: 1,
-                    number: 2,
-                    flags: 1
-                }),
-                Event::Exit(None)
-            ]
+            out,
+            vec![Event::Begin(Guard {
+                time: 1,
+                number: 2,
+                flags: 1
+            })]
+        );
+        assert!(!parser.finish(&mut out), "the block was abandoned");
+        assert_eq!(out[1..], [Event::Exit(Some(b"too far behind".to_vec()))]);
+    }
+
+    /// Regression: a pane showing a line `%exit` used to end the
+    /// `capture-pane` block early, turning the real `%end` into `Unknown`
+    /// and the rest of the capture into stray lines (fixture 07).
+    #[test]
+    fn exit_line_inside_block_followed_by_more_is_output() {
+        let events =
+            parse(b"%begin 1 2 1\n%exit\n%exit\nx\n%exit\n%end 1 2 1\n%sessions-changed\n");
+        let Event::Reply(reply) = &events[1] else {
+            panic!("{events:?}")
+        };
+        assert_eq!(reply.lines, [&b"%exit"[..], b"%exit", b"x", b"%exit"]);
+        assert_eq!(events[2..], [Event::SessionsChanged]);
+    }
+
+    /// Regression: a line past `max_block` was dropped but shorter lines
+    /// after it were kept, leaving a hole in the middle of the reply.
+    #[test]
+    fn block_past_its_bound_keeps_a_prefix() {
+        let mut parser = Parser::new(64, 8);
+        let mut out = Vec::new();
+        parser.push(b"%begin 1 2 1\nabc\nlong-line\nx\n%end 1 2 1\n", &mut out);
+        let Event::Reply(reply) = &out[1] else {
+            panic!("{out:?}")
+        };
+        assert_eq!(
+            (reply.lines.clone(), reply.overflowed),
+            (vec![b"abc".to_vec()], true)
         );
     }
 }

@@ -127,9 +127,10 @@ impl Hub {
             state.client = None;
         }
         if let Some((until, _)) = state.backoff
-            && Instant::now() < until {
-                return None;
-            }
+            && Instant::now() < until
+        {
+            return None;
+        }
         let session = self.first_session().await?;
         match Connection::attach(
             &self.tmux_bin,

@@ -215,7 +215,10 @@ impl ToolDef {
         // for flattened argument groups, so the schema's own list decides.
         input_schema["additionalProperties"] = json!(false);
         let known: Arc<Vec<String>> = Arc::new(
-            input_schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default(),
+            input_schema["properties"]
+                .as_object()
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default(),
         );
         let (output_schema, wrapped) = output_schema_of::<O>();
         let handler = Arc::new(handler);
@@ -298,21 +301,38 @@ fn output_schema_of<T: JsonSchema>() -> (Value, bool) {
 }
 
 /// Arguments are decoded in exactly this one place.
-fn parse_args<A: DeserializeOwned>(tool: &str, known: &[String], args: Value) -> Result<A, ToolError> {
-    let args = if args.is_null() { Value::Object(Map::new()) } else { args };
-    let Some(object) = args.as_object() else {
-        return Err(ToolError::invalid(format!("Invalid arguments for {tool}: arguments must be an object")));
+fn parse_args<A: DeserializeOwned>(
+    tool: &str,
+    known: &[String],
+    args: Value,
+) -> Result<A, ToolError> {
+    let args = if args.is_null() {
+        Value::Object(Map::new())
+    } else {
+        args
     };
-    let unknown: Vec<&str> = object.keys().map(String::as_str).filter(|k| !known.iter().any(|n| n == k)).collect();
+    let Some(object) = args.as_object() else {
+        return Err(ToolError::invalid(format!(
+            "Invalid arguments for {tool}: arguments must be an object"
+        )));
+    };
+    let unknown: Vec<&str> = object
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !known.iter().any(|n| n == k))
+        .collect();
     if !unknown.is_empty() {
         let unknown = unknown.join(", ");
-        return Err(ToolError::invalid(format!("Invalid arguments for {tool}: unknown argument(s) {unknown}"))
-            .suggest(format!(
-                "Remove or correct the unrecognized argument(s): {unknown}. Valid arguments: {}.",
-                known.join(", ")
-            )));
+        return Err(ToolError::invalid(format!(
+            "Invalid arguments for {tool}: unknown argument(s) {unknown}"
+        ))
+        .suggest(format!(
+            "Remove or correct the unrecognized argument(s): {unknown}. Valid arguments: {}.",
+            known.join(", ")
+        )));
     }
-    serde_json::from_value(args).map_err(|e| ToolError::invalid(format!("Invalid arguments for {tool}: {e}")))
+    serde_json::from_value(args)
+        .map_err(|e| ToolError::invalid(format!("Invalid arguments for {tool}: {e}")))
 }
 
 fn to_result<O: Serialize>(out: O, wrapped: bool) -> CallToolResult {

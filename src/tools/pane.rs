@@ -352,11 +352,12 @@ fn default_max_lines() -> Option<i64> {
 
 async fn capture_pane(app: Arc<App>, args: CapturePaneArgs, _: CallContext) -> ToolResult<String> {
     if let Some(n) = args.max_lines
-        && n <= 0 {
-            return Err(ToolError::invalid(format!(
-                "max_lines must be positive or null (received {n})"
-            )));
-        }
+        && n <= 0
+    {
+        return Err(ToolError::invalid(format!(
+            "max_lines must be positive or null (received {n})"
+        )));
+    }
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let cmd = Command::new("capture-pane").flag("-p").target(pane);
@@ -430,9 +431,17 @@ async fn display_message(
     // display-message does not fail on a missing pane, so the output starts
     // with the pane's own id: empty means there is no such pane.
     let format = format!("#{{pane_id}}{PANE_MARK}{}", args.format_string);
-    let cmd = Command::new("display-message").flag("-p").target(pane).flag("--").arg(format);
+    let cmd = Command::new("display-message")
+        .flag("-p")
+        .target(pane)
+        .flag("--")
+        .arg(format);
     let lines = target.run(cmd).await?;
-    let text = lines.iter().map(|l| String::from_utf8_lossy(l)).collect::<Vec<_>>().join("\n");
+    let text = lines
+        .iter()
+        .map(|l| String::from_utf8_lossy(l))
+        .collect::<Vec<_>>()
+        .join("\n");
     match text.split_once(PANE_MARK) {
         Some((id, rest)) if id == pane.to_string() => Ok(rest.to_owned()),
         _ => Err(target::pane_not_found(&pane.to_string())),

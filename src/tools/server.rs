@@ -213,20 +213,19 @@ async fn kill_session(app: Arc<App>, args: SessionArgs, _: CallContext) -> ToolR
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let session = target::session(&target, &args.session).await?;
     if app.caller_socket_is(target.hub.socket(), true)
-        && let Some(me) = &app.config.caller.pane_id {
-            let mine = target::panes(&target)
-                .await?
-                .into_iter()
-                .find(|p| &p.info.pane_id == me);
-            if mine
-                .is_some_and(|p| p.info.session_id.as_deref() == Some(session.session_id.as_str()))
-            {
-                return Err(ToolError::new(
-                    "ExpectedToolError",
-                    "Refusing to kill the session containing this MCP server's pane. Use a manual tmux command if intended.",
-                ));
-            }
+        && let Some(me) = &app.config.caller.pane_id
+    {
+        let mine = target::panes(&target)
+            .await?
+            .into_iter()
+            .find(|p| &p.info.pane_id == me);
+        if mine.is_some_and(|p| p.info.session_id.as_deref() == Some(session.session_id.as_str())) {
+            return Err(ToolError::new(
+                "ExpectedToolError",
+                "Refusing to kill the session containing this MCP server's pane. Use a manual tmux command if intended.",
+            ));
         }
+    }
     // A one-shot process: if our control client sits in this session it is
     // detached by the kill, and its reply could be lost with it.
     let id = target::session_id(&session.session_id)?;

@@ -202,18 +202,18 @@ async fn kill_window(app: Arc<App>, args: KillWindowArgs, _: CallContext) -> Too
     )
     .await?;
     if app.caller_socket_is(target.hub.socket(), true)
-        && let Some(me) = &app.config.caller.pane_id {
-            let panes = target::panes(&target).await?;
-            if panes.iter().any(|p| {
-                &p.info.pane_id == me
-                    && p.info.window_id.as_deref() == Some(window.window_id.as_str())
-            }) {
-                return Err(ToolError::new(
-                    "ExpectedToolError",
-                    "Refusing to kill the window containing this MCP server's pane. Use a manual tmux command if intended.",
-                ));
-            }
+        && let Some(me) = &app.config.caller.pane_id
+    {
+        let panes = target::panes(&target).await?;
+        if panes.iter().any(|p| {
+            &p.info.pane_id == me && p.info.window_id.as_deref() == Some(window.window_id.as_str())
+        }) {
+            return Err(ToolError::new(
+                "ExpectedToolError",
+                "Refusing to kill the window containing this MCP server's pane. Use a manual tmux command if intended.",
+            ));
         }
+    }
     // One-shot: killing the last window of our control client's session
     // detaches that client, and its reply could be lost with it.
     target

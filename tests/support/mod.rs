@@ -22,16 +22,34 @@ static NEXT: AtomicU32 = AtomicU32::new(0);
 impl PrivateTmux {
     /// Starts a server with one session `main` (200x50, a plain `sh`).
     pub fn start() -> PrivateTmux {
-        let name = format!("tmuxmcp-test-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let name = format!(
+            "tmuxmcp-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
         let tmux = PrivateTmux { name };
-        tmux.cmd(&["new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "env PS1='$ ' sh"]);
+        tmux.cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "env PS1='$ ' sh",
+        ]);
         tmux
     }
 
     /// Runs `tmux -L <name> -f /dev/null <args>` and returns stdout; panics on failure.
     pub fn cmd(&self, args: &[&str]) -> String {
         let out = self.try_cmd(args);
-        assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -51,7 +69,10 @@ impl PrivateTmux {
 
     pub fn service_with(&self, extra: &[(&str, &str)]) -> TmuxService {
         let name = self.name.clone();
-        let extra: Vec<(String, String)> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let extra: Vec<(String, String)> = extra
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let (config, _) = Config::from_vars(|var| {
             if let Some((_, v)) = extra.iter().find(|(k, _)| k == var) {
                 return Some(v.clone());
@@ -82,7 +103,10 @@ impl PrivateTmux {
     }
 
     pub fn socket_path(&self) -> PathBuf {
-        PathBuf::from(self.cmd(&["display-message", "-p", "#{socket_path}"]).trim())
+        PathBuf::from(
+            self.cmd(&["display-message", "-p", "#{socket_path}"])
+                .trim(),
+        )
     }
 }
 
@@ -94,7 +118,9 @@ impl Drop for PrivateTmux {
 
 /// Calls a tool and returns its result.
 pub async fn call(service: &TmuxService, name: &str, args: Value) -> CallToolResult {
-    let fut = service.call_tool(name, args, CallContext::detached()).unwrap_or_else(|| panic!("no tool {name}"));
+    let fut = service
+        .call_tool(name, args, CallContext::detached())
+        .unwrap_or_else(|| panic!("no tool {name}"));
     fut.await
 }
 
@@ -113,8 +139,15 @@ pub async fn ok(service: &TmuxService, name: &str, args: Value) -> Value {
 /// Calls a tool that must fail and returns its error text.
 pub async fn err(service: &TmuxService, name: &str, args: Value) -> String {
     let result = call(service, name, args).await;
-    assert!(result.is_error, "{name} should have failed: {:?}", result.structured_content);
-    result.content[0]["text"].as_str().unwrap_or_default().to_owned()
+    assert!(
+        result.is_error,
+        "{name} should have failed: {:?}",
+        result.structured_content
+    );
+    result.content[0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 pub fn shared(service: TmuxService) -> Arc<TmuxService> {
