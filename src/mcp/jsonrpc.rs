@@ -184,6 +184,7 @@ pub enum Incoming {
 /// `-32700` with id `null` for bytes that are not JSON (invalid UTF-8
 /// included), `-32600` for JSON that is not a single valid request, with
 /// the request's id when one can be read.
+#[allow(clippy::result_large_err)] // the error is a whole response, built once per bad line
 pub fn decode(line: &[u8]) -> Result<Incoming, Response> {
     let value: Value = serde_json::from_slice(line)
         .map_err(|e| Response::error(None, RpcError::parse_error(e)))?;
