@@ -112,7 +112,13 @@ impl PrivateTmux {
 
 impl Drop for PrivateTmux {
     fn drop(&mut self) {
+        let socket = self.try_cmd(&["display-message", "-p", "#{socket_path}"]);
         let _ = self.try_cmd(&["kill-server"]);
+        // tmux 3.3a leaves its socket file behind after kill-server.
+        let path = String::from_utf8_lossy(&socket.stdout).trim().to_owned();
+        if !path.is_empty() {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
