@@ -304,3 +304,101 @@ async fn send_keys_capture_and_display() {
             .contains("Pane not found")
     );
 }
+
+/// `wait-for` blocks a control client's whole command queue until it is
+/// signalled; the hub must run it elsewhere so other calls go on meanwhile.
+#[tokio::test]
+async fn queue_blocking_commands_never_stall_the_shared_client() {
+    use tmux_mcp::tmux::Command;
+    use tmux_mcp::tmux::hub::Hub;
+
+    let tmux = PrivateTmux::start();
+    let limits = tmux_mcp::config::Limits::default();
+    let hub = std::sync::Arc::new(Hub::new(
+        tmux.socket_path(),
+        "tmux".into(),
+        limits,
+        std::sync::Arc::new(tmux_mcp::tmux::connection::NoObserver),
+    ));
+    // Attach the shared client first.
+    hub.run(&Command::new("list-sessions")).await.unwrap();
+    let waiter = {
+        let hub = hub.clone();
+        tokio::spawn(async move { hub.run(&Command::new("wait-for").arg("tmuxmcp-chan")).await })
+    };
+    // While the waiter blocks, the shared client still answers.
+    let reply = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        hub.run(&Command::new("display-message").flag("-p").arg("alive")),
+    )
+    .await
+    .expect("the shared client is not stalled")
+    .unwrap();
+    assert_eq!(reply, vec![b"alive".to_vec()]);
+    hub.run(&Command::new("wait-for").flag("-S").arg("tmuxmcp-chan"))
+        .await
+        .unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    hub.shutdown().await;
+}
+
+/// The user's tmux looks the same after a working session with the server:
+/// no window resized, no current window or pane changed, no session left
+/// behind, and no client left attached once the server shuts down.
+#[tokio::test]
+async fn no_surprises_in_the_users_tmux() {
+    let tmux = PrivateTmux::start();
+    let state = || {
+        (
+            tmux.cmd(&[
+                "list-windows",
+                "-a",
+                "-F",
+                "#{window_id} #{window_width}x#{window_height} #{window_active}",
+            ]),
+            tmux.cmd(&[
+                "list-panes",
+                "-a",
+                "-F",
+                "#{pane_id} #{pane_width}x#{pane_height} #{pane_active}",
+            ]),
+            tmux.cmd(&["list-sessions", "-F", "#{session_id} #{session_name}"]),
+        )
+    };
+    let before = state();
+    let app = {
+        let svc = tmux.service();
+        let pane = tmux
+            .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
+            .trim()
+            .to_owned();
+        ok(&svc, "list_panes", json!({})).await;
+        ok(&svc, "capture_pane", json!({"pane_id": pane})).await;
+        let win = ok(&svc, "create_window", json!({"session_name": "main"})).await;
+        let split = ok(&svc, "split_window", json!({"pane_id": pane})).await;
+        ok(&svc, "kill_pane", json!({"pane_id": split["pane_id"]})).await;
+        ok(&svc, "kill_window", json!({"window_id": win["window_id"]})).await;
+        ok(
+            &svc,
+            "send_keys",
+            json!({"pane_id": pane, "keys": "", "enter": false}),
+        )
+        .await;
+        assert!(
+            tmux.cmd(&["list-clients", "-F", "#{client_flags}"])
+                .contains("control-mode")
+        );
+        svc
+    };
+    app.shutdown().await;
+    assert_eq!(state(), before);
+    assert_eq!(
+        tmux.cmd(&["list-clients"]),
+        "",
+        "a control client was left attached"
+    );
+}

@@ -55,7 +55,10 @@ struct Request {
 pub struct Connection {
     session: SessionId,
     requests: mpsc::UnboundedSender<Request>,
+    /// Cancelled when the client is going away (detach asked, or stream over).
     closed: CancellationToken,
+    /// Cancelled once the reader has seen the end of the stream.
+    gone: CancellationToken,
 }
 
 impl Connection {
@@ -94,18 +97,20 @@ impl Connection {
 
         let (requests, queue) = mpsc::unbounded_channel();
         let closed = CancellationToken::new();
+        let gone = CancellationToken::new();
         let pending = Arc::new(Mutex::new(VecDeque::<ReplySlot>::new()));
         let (ready_tx, ready_rx) = oneshot::channel();
         let parser = Parser::new(limits.tmux_line, limits.tmux_reply);
-        tokio::spawn(read_loop(
+        let reader = Reader {
             session,
             stdout,
             parser,
-            pending.clone(),
+            pending: pending.clone(),
             observer,
-            ready_tx,
-            closed.clone(),
-        ));
+            closed: closed.clone(),
+            gone: gone.clone(),
+        };
+        tokio::spawn(reader.run(ready_tx));
         tokio::spawn(write_loop(stdin, queue, pending, closed.clone()));
         tokio::spawn(reap(child, closed.clone()));
 
@@ -114,6 +119,7 @@ impl Connection {
                 session,
                 requests,
                 closed,
+                gone,
             }),
             Ok(Ok(Err(e))) => {
                 closed.cancel();
@@ -139,9 +145,9 @@ impl Connection {
         self.closed.is_cancelled()
     }
 
-    /// Resolves when the control client has gone away.
+    /// Resolves when the control client's stream has ended.
     pub async fn wait_closed(&self) {
-        self.closed.cancelled().await
+        self.gone.cancelled().await
     }
 
     /// Sends one command and waits for its reply block.
@@ -161,79 +167,94 @@ impl Connection {
     }
 }
 
-async fn read_loop(
+/// The reader half: owns the child's stdout and the parser.
+struct Reader {
     session: SessionId,
-    mut stdout: ChildStdout,
-    mut parser: Parser,
+    stdout: ChildStdout,
+    parser: Parser,
     pending: Arc<Mutex<VecDeque<ReplySlot>>>,
     observer: Arc<dyn Observer>,
-    ready: oneshot::Sender<Result<(), TmuxError>>,
     closed: CancellationToken,
-) {
-    let mut ready = Some(ready);
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut events = Vec::new();
-    loop {
-        let n = match stdout.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        parser.push(&buf[..n], &mut events);
-        for event in events.drain(..) {
-            match &event {
-                Event::Reply(reply) if reply.guard.flags == 0 => {
-                    // The first flags-0 block is the attach itself; later
-                    // ones come from hooks the user set, and are not ours.
-                    if let Some(ready) = ready.take() {
-                        let result = if reply.ok {
-                            Ok(())
-                        } else {
-                            Err(TmuxError::Command(reply.text()))
-                        };
-                        let _ = ready.send(result);
+    gone: CancellationToken,
+}
+
+impl Reader {
+    async fn run(self, ready: oneshot::Sender<Result<(), TmuxError>>) {
+        let Reader {
+            session,
+            mut stdout,
+            mut parser,
+            pending,
+            observer,
+            closed,
+            gone,
+        } = self;
+        let mut ready = Some(ready);
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut events = Vec::new();
+        loop {
+            let n = match stdout.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            parser.push(&buf[..n], &mut events);
+            for event in events.drain(..) {
+                match &event {
+                    Event::Reply(reply) if reply.guard.flags == 0 => {
+                        // The first flags-0 block is the attach itself; later
+                        // ones come from hooks the user set, and are not ours.
+                        if let Some(ready) = ready.take() {
+                            let result = if reply.ok {
+                                Ok(())
+                            } else {
+                                Err(TmuxError::Command(reply.text()))
+                            };
+                            let _ = ready.send(result);
+                        }
                     }
-                }
-                Event::Reply(reply) => {
-                    let slot = pending.lock().expect("pending lock").pop_front();
-                    if let Some(slot) = slot {
-                        let result = match (reply.ok, reply.overflowed) {
-                            (_, true) => Err(TmuxError::Overflow),
-                            (true, false) => Ok(reply.clone()),
-                            (false, false) => Err(TmuxError::Command(reply.text())),
-                        };
-                        let _ = slot.send(result);
+                    Event::Reply(reply) => {
+                        let slot = pending.lock().expect("pending lock").pop_front();
+                        if let Some(slot) = slot {
+                            let result = match (reply.ok, reply.overflowed) {
+                                (_, true) => Err(TmuxError::Overflow),
+                                (true, false) => Ok(reply.clone()),
+                                (false, false) => Err(TmuxError::Command(reply.text())),
+                            };
+                            let _ = slot.send(result);
+                        }
                     }
-                }
-                Event::Exit(reason) => {
-                    if let Some(ready) = ready.take() {
-                        let why = reason
-                            .as_deref()
-                            .map(String::from_utf8_lossy)
-                            .unwrap_or_default();
-                        let _ = ready.send(Err(TmuxError::Command(
-                            format!("attach failed {why}").trim().into(),
-                        )));
+                    Event::Exit(reason) => {
+                        if let Some(ready) = ready.take() {
+                            let why = reason
+                                .as_deref()
+                                .map(String::from_utf8_lossy)
+                                .unwrap_or_default();
+                            let _ = ready.send(Err(TmuxError::Command(
+                                format!("attach failed {why}").trim().into(),
+                            )));
+                        }
                     }
+                    _ => {}
                 }
-                _ => {}
+                observer.event(session, &event);
             }
+        }
+        // A `%exit` held back inside an open block is only settled at EOF.
+        parser.finish(&mut events);
+        for event in events.drain(..) {
             observer.event(session, &event);
         }
+        // Cancel under the lock: the writer checks `closed` under the same lock
+        // before queueing a slot, so no slot can be left behind unanswered.
+        let mut pending = pending.lock().expect("pending lock");
+        closed.cancel();
+        for slot in pending.drain(..) {
+            let _ = slot.send(Err(TmuxError::Disconnected));
+        }
+        drop(pending);
+        observer.closed(session);
+        gone.cancel();
     }
-    // A `%exit` held back inside an open block is only settled at EOF.
-    parser.finish(&mut events);
-    for event in events.drain(..) {
-        observer.event(session, &event);
-    }
-    // Cancel under the lock: the writer checks `closed` under the same lock
-    // before queueing a slot, so no slot can be left behind unanswered.
-    let mut pending = pending.lock().expect("pending lock");
-    closed.cancel();
-    for slot in pending.drain(..) {
-        let _ = slot.send(Err(TmuxError::Disconnected));
-    }
-    drop(pending);
-    observer.closed(session);
 }
 
 async fn write_loop(

@@ -62,8 +62,12 @@ impl Hub {
         &self.socket
     }
 
-    /// Runs one command and returns its output lines.
+    /// Runs one command and returns its output lines. Commands that would
+    /// block a control client's whole queue run in a process of their own.
     pub async fn run(&self, command: &Command) -> Result<Lines, TmuxError> {
+        if blocks_queue(command) {
+            return self.run_oneshot(command).await;
+        }
         match self.client().await {
             Some(client) => {
                 let reply =
@@ -176,6 +180,21 @@ impl Hub {
     }
 }
 
+/// Commands that make tmux print `%end` at once and then hold the client's
+/// command queue until they finish (or that spawn nested command blocks):
+/// on a shared control client they would stall every other call.
+const QUEUE_BLOCKING: &[&str] = &[
+    "wait-for",
+    "run-shell",
+    "load-buffer",
+    "if-shell",
+    "source-file",
+];
+
+fn blocks_queue(command: &Command) -> bool {
+    QUEUE_BLOCKING.contains(&command.name())
+}
+
 fn is_no_server(stderr: &str) -> bool {
     stderr.starts_with("no server running") || stderr.starts_with("error connecting to")
 }
@@ -223,5 +242,18 @@ impl Hubs {
         for hub in hubs {
             hub.shutdown().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_blocking_commands_are_recognised() {
+        for name in QUEUE_BLOCKING {
+            assert!(blocks_queue(&Command::new(name)));
+        }
+        assert!(!blocks_queue(&Command::new("capture-pane")));
     }
 }

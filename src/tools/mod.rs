@@ -383,6 +383,11 @@ impl TmuxService {
             tools: catalog(),
         }
     }
+
+    /// Detaches from every tmux server (see [`App::shutdown`]).
+    pub async fn shutdown(&self) {
+        self.app.shutdown().await;
+    }
 }
 
 const INSTRUCTIONS: &str = include_str!("instructions.txt");
