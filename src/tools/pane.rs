@@ -48,7 +48,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "send_keys",
         "Send Keys",
-        "Type into a pane. Presses Enter afterwards unless enter=false (pass enter=false for control keys such as C-c). With literal=false tmux key names (C-c, Escape, Up) are recognised. Returns at once: to run a command and get its output and exit status use run_command; to wait for output use wait_for_text rather than capturing right away.",
+        "Type into a pane. Presses Enter afterwards unless enter=false (pass enter=false for control keys such as C-c). With literal=false tmux key names (C-c, Escape, Up) are recognised. Returns at once, before the program reacts: do not capture right after it and assume the output is there.",
         INPUT,
         send_keys,
     ));
