@@ -56,6 +56,8 @@ pub struct Connection {
     session: SessionId,
     requests: mpsc::UnboundedSender<Request>,
     closed: CancellationToken,
+    /// Cancelled once the child has exited and been reaped.
+    exited: CancellationToken,
 }
 
 impl Connection {
@@ -107,13 +109,15 @@ impl Connection {
             closed.clone(),
         ));
         tokio::spawn(write_loop(stdin, queue, pending, closed.clone()));
-        tokio::spawn(reap(child, closed.clone()));
+        let exited = CancellationToken::new();
+        tokio::spawn(reap(child, closed.clone(), exited.clone()));
 
         match tokio::time::timeout(limits.attach_timeout, ready_rx).await {
             Ok(Ok(Ok(()))) => Ok(Connection {
                 session,
                 requests,
                 closed,
+                exited,
             }),
             Ok(Ok(Err(e))) => {
                 closed.cancel();
@@ -158,6 +162,14 @@ impl Connection {
     /// child exit. Sessions are left exactly as they were.
     pub fn detach(&self) {
         self.closed.cancel();
+    }
+
+    /// Resolves when the child process has exited (after [`detach`], within
+    /// the reaper's grace period: it is killed if it lingers).
+    ///
+    /// [`detach`]: Connection::detach
+    pub async fn wait_exited(&self) {
+        self.exited.cancelled().await
     }
 }
 
@@ -276,7 +288,7 @@ async fn write_loop(
 }
 
 /// Waits for the child so it never lingers as a zombie.
-async fn reap(mut child: Child, closed: CancellationToken) {
+async fn reap(mut child: Child, closed: CancellationToken, exited: CancellationToken) {
     tokio::select! {
         _ = child.wait() => {}
         _ = closed.cancelled() => {
@@ -288,4 +300,5 @@ async fn reap(mut child: Child, closed: CancellationToken) {
         }
     }
     closed.cancel();
+    exited.cancel();
 }

@@ -170,7 +170,10 @@ impl Hub {
         let mut state = self.state.lock().await;
         if let Some(client) = state.client.take() {
             client.detach();
-            let _ = tokio::time::timeout(Duration::from_secs(2), client.wait_closed()).await;
+            // Wait for the child itself, not just our side of the pipe: if
+            // the runtime is dropped first, kill_on_drop SIGKILLs a client
+            // that was only ever meant to see its stdin close.
+            let _ = tokio::time::timeout(Duration::from_secs(3), client.wait_exited()).await;
         }
     }
 }
