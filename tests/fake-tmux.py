@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""A fake `tmux` for server-level tests: scripted replies, every command logged.
+
+Invocations understood (global flags `-u`, `-N` ignored; `-S <socket>` required,
+so a test can never reach a real server through this):
+
+  fake-tmux.py -u -S SOCK CMD ARGS...                one-shot command
+  fake-tmux.py -u -N -S SOCK -C attach-session ...   control mode
+
+Environment:
+  FAKE_TMUX_SCENARIO  JSON scenario file (required)
+  FAKE_TMUX_LOG       JSON-lines log, appended to (optional)
+  FAKE_TMUX_EVENTS    path of a Unix datagram socket; each log record is also
+                      sent there, so a test can wait on events (optional)
+
+Scenario:
+  {
+    "oneshot": [                        first matching rule wins
+      {"match": ["list-sessions", "-F"],    argv prefix (after global flags), or
+       "regex": "^list-sessions",           regex searched in the argv joined by spaces
+       "stdout": "$0\\n", "stderr": "", "exit": 0}
+    ],
+    "control": {
+      "initial": ["%begin {t} {n} 0", "%end {t} {n} 0"],   optional; this is the default
+      "after_attach": ["%session-changed $0 main"],         lines after the initial block
+      "rules": [                        first matching rule wins
+        {"regex": "^list-panes -a ",        searched in the exact line received
+         "attach": 1,                       only on the Nth attach (count from the log)
+         "reply": ["line", ...],            reply lines; null: no reply block at all
+         "ok": true,                        %end (true) or %error (false)
+         "after": ["%output %1 hi\\015\\012"],  lines emitted after the reply
+         "exit": false}                     then print %exit and quit
+      ]
+    }
+  }
+
+A control command no rule matches gets a `%error` block saying
+`fake-tmux: no rule for <line>`; a one-shot command gets that on stderr and
+exit status 1. Log records: {"kind": "oneshot"|"attach"|"cmd"|"eof"|"exit",
+"pid", "socket", "argv" (oneshot/attach), "line" and "args" (cmd: the line and
+its words as tmux's parser would split them)}.
+"""
+
+import json
+import os
+import re
+import socket
+import sys
+import time
+
+PID = os.getpid()
+
+
+def load_scenario():
+    path = os.environ.get("FAKE_TMUX_SCENARIO")
+    if not path:
+        sys.stderr.write("fake-tmux: FAKE_TMUX_SCENARIO is not set\n")
+        sys.exit(2)
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def log(record):
+    record = dict(record, pid=PID)
+    data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape")
+    path = os.environ.get("FAKE_TMUX_LOG")
+    if path:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    events = os.environ.get("FAKE_TMUX_EVENTS")
+    if events:
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+                s.sendto(data, events)
+        except OSError:
+            pass  # nobody listening: the file log is the record
+
+
+def attach_ordinal():
+    """1 for the first control client this log has seen, 2 for the next..."""
+    path = os.environ.get("FAKE_TMUX_LOG")
+    if not path or not os.path.exists(path):
+        return 1
+    n = 1
+    with open(path, "rb") as f:
+        for raw in f:
+            try:
+                if json.loads(raw).get("kind") == "attach":
+                    n += 1
+            except ValueError:
+                pass
+    return n
+
+
+def parse_globals(argv):
+    """Splits tmux's global flags from the command; returns (socket, control, rest)."""
+    sock, control, i = None, False, 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
+        flag = argv[i]
+        if flag == "-S":
+            sock = argv[i + 1]
+            i += 2
+            continue
+        if flag in ("-L", "-f"):
+            sys.stderr.write(f"fake-tmux: {flag} is not expected (tmux-mcp always uses -S)\n")
+            sys.exit(2)
+        for ch in flag[1:]:
+            if ch == "C":
+                control = True
+            elif ch not in "uN2":
+                sys.stderr.write(f"fake-tmux: unknown global flag -{ch}\n")
+                sys.exit(2)
+        i += 1
+    if sock is None:
+        sys.stderr.write("fake-tmux: no -S <socket>; refusing to guess a server\n")
+        sys.exit(2)
+    return sock, control, argv[i:]
+
+
+def words(line):
+    """Splits a command line the way tmux's parser does, for the common
+    cases: single quotes (literal), double quotes and unquoted text with
+    backslash escapes (\\ooo octal, \\n \\r \\t \\e, else the char itself).
+    An unquoted `;` ending a word is a separate ";" token (a command separator)."""
+    out, cur, have, i, n = [], [], False, 0, len(line)
+    escapes = {"n": "\n", "r": "\r", "t": "\t", "e": "\x1b"}
+
+    def escape(j):
+        if j + 3 <= n and re.fullmatch(r"[0-7]{3}", line[j:j + 3]):
+            return chr(int(line[j:j + 3], 8)), j + 3
+        if j < n:
+            return escapes.get(line[j], line[j]), j + 1
+        return "\\", j
+
+    while i < n:
+        c = line[i]
+        if c in " \t":
+            if have:
+                out.append("".join(cur))
+                cur, have = [], False
+            i += 1
+        elif c == "'":
+            end = line.find("'", i + 1)
+            if end < 0:
+                raise ValueError("unterminated single quote")
+            cur.append(line[i + 1:end])
+            have, i = True, end + 1
+        elif c == '"':
+            i += 1
+            while i < n and line[i] != '"':
+                if line[i] == "\\":
+                    ch, i = escape(i + 1)
+                    cur.append(ch)
+                else:
+                    cur.append(line[i])
+                    i += 1
+            if i >= n:
+                raise ValueError("unterminated double quote")
+            have, i = True, i + 1
+        elif c == "\\":
+            ch, i = escape(i + 1)
+            cur.append(ch)
+            have = True
+        elif c == ";" and (i + 1 == n or line[i + 1] in " \t"):
+            if have:
+                out.append("".join(cur))
+                cur, have = [], False
+            out.append(";")
+            i += 1
+        else:
+            cur.append(c)
+            have, i = True, i + 1
+    if have:
+        out.append("".join(cur))
+    return out
+
+
+def oneshot(scenario, sock, argv):
+    log({"kind": "oneshot", "socket": sock, "argv": argv})
+    joined = " ".join(argv)
+    for rule in scenario.get("oneshot", []):
+        prefix = rule.get("match")
+        if prefix is not None and argv[: len(prefix)] != prefix:
+            continue
+        if "regex" in rule and not re.search(rule["regex"], joined):
+            continue
+        sys.stdout.write(rule.get("stdout", ""))
+        sys.stderr.write(rule.get("stderr", ""))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return rule.get("exit", 0)
+    sys.stderr.write(f"fake-tmux: no rule for {joined}\n")
+    return 1
+
+
+class Control:
+    def __init__(self, scenario, sock, argv):
+        self.spec = scenario.get("control", {})
+        self.sock = sock
+        self.argv = argv
+        self.number = int(self.spec.get("first_number", 100))
+        self.out = sys.stdout.buffer
+
+    def emit(self, lines):
+        for line in lines:
+            self.out.write(line.encode("utf-8", "surrogateescape") + b"\n")
+        self.out.flush()
+
+    def block(self, body, ok, flags):
+        t, n = int(time.time()), self.number
+        self.number += 1
+        end = "%end" if ok else "%error"
+        self.emit([f"%begin {t} {n} {flags}", *body, f"{end} {t} {n} {flags}"])
+
+    def fill(self, line):
+        return line.replace("{t}", str(int(time.time()))).replace("{n}", str(self.number))
+
+    def run(self):
+        ordinal = attach_ordinal()
+        log({"kind": "attach", "socket": self.sock, "argv": self.argv, "attach": ordinal})
+        initial = self.spec.get("initial")
+        if initial is None:
+            self.block([], True, 0)
+        else:
+            self.emit([self.fill(l) for l in initial])
+            self.number += 1
+        self.emit(self.spec.get("after_attach", []))
+        stdin = sys.stdin.buffer
+        while True:
+            raw = stdin.readline()
+            if not raw or raw in (b"\n", b"\r\n"):
+                # EOF (or an empty line, which detaches a real client).
+                log({"kind": "eof", "socket": self.sock, "empty_line": bool(raw)})
+                self.emit(["%exit"])
+                return 0
+            line = raw.rstrip(b"\n").decode("utf-8", "surrogateescape")
+            try:
+                args = words(line)
+            except ValueError as e:
+                args = {"error": str(e)}
+            log({"kind": "cmd", "socket": self.sock, "line": line, "args": args, "attach": ordinal})
+            rule = self.find(line, ordinal)
+            if rule is None:
+                self.block([f"fake-tmux: no rule for {line}"], False, 1)
+                continue
+            reply = rule.get("reply", [])
+            if reply is not None:
+                self.block(reply, rule.get("ok", True), 1)
+            self.emit(rule.get("after", []))
+            if rule.get("exit"):
+                log({"kind": "exit", "socket": self.sock})
+                self.emit(["%exit"])
+                return 0
+
+    def find(self, line, ordinal):
+        for rule in self.spec.get("rules", []):
+            if "attach" in rule and rule["attach"] != ordinal:
+                continue
+            if re.search(rule["regex"], line):
+                return rule
+        return None
+
+
+def main():
+    scenario = load_scenario()
+    sock, control, rest = parse_globals(sys.argv[1:])
+    if control:
+        if not rest or rest[0] != "attach-session":
+            sys.stderr.write(f"fake-tmux: control mode expects attach-session, got {rest}\n")
+            return 2
+        return Control(scenario, sock, rest).run()
+    return oneshot(scenario, sock, rest)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BrokenPipeError:
+        sys.exit(0)

@@ -1,0 +1,473 @@
+//! The real `tmux-mcp` binary, spoken to over MCP stdio, driving a fake tmux
+//! (`tests/fake-tmux.py`) that replays `fixtures/fake/*.json` and logs every
+//! command it receives. No tmux needed: these tests pin what the server sends
+//! to tmux and how it reads the replies.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const TIMEOUT: Duration = Duration::from_secs(15);
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// A scratch directory with the fake's log and event socket; removed on drop.
+struct Fake {
+    dir: PathBuf,
+    log: PathBuf,
+    events: UnixDatagram,
+}
+
+impl Fake {
+    fn new() -> Fake {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("tmux-mcp-fake-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        let events = UnixDatagram::bind(dir.join("events.sock")).expect("event socket");
+        Fake {
+            log: dir.join("commands.log"),
+            dir,
+            events,
+        }
+    }
+
+    /// Every record the fake logged so far.
+    fn records(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        text.lines()
+            .map(|l| serde_json::from_str(l).expect("log record"))
+            .collect()
+    }
+
+    /// The control-mode command lines received, in order.
+    fn lines(&self) -> Vec<String> {
+        self.records()
+            .iter()
+            .filter(|r| r["kind"] == "cmd")
+            .map(|r| r["line"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    fn count(&self, kind: &str) -> usize {
+        self.records().iter().filter(|r| r["kind"] == kind).count()
+    }
+
+    /// Blocks until the fake reports a record matching `pred` (each record
+    /// is also sent as a datagram), or panics after `timeout`.
+    fn wait_event(&self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + TIMEOUT;
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "the fake never reported {what}");
+            self.events.set_read_timeout(Some(left)).unwrap();
+            match self.events.recv(&mut buf) {
+                Ok(n) => {
+                    let record: Value = serde_json::from_slice(&buf[..n]).expect("event");
+                    if pred(&record) {
+                        return record;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(e) => panic!("event socket: {e}"),
+            }
+        }
+    }
+
+    /// The socket path the server must pass with `-S`.
+    fn socket(&self) -> PathBuf {
+        // SAFETY: geteuid has no preconditions.
+        let uid = unsafe { libc::geteuid() };
+        self.dir.join(format!("tmux-{uid}")).join("fake")
+    }
+
+    /// Nothing the server sent may resize, refocus or kill anything.
+    fn assert_harmless(&self) {
+        for record in self.records() {
+            let words: Vec<&str> = match record["kind"].as_str() {
+                Some("cmd") => record["args"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default(),
+                Some("oneshot") => record["argv"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect(),
+                _ => continue,
+            };
+            let name = words.first().copied().unwrap_or("");
+            assert!(
+                !matches!(
+                    name,
+                    "kill-server" | "kill-session" | "select-window" | "select-pane"
+                ),
+                "sent {record}"
+            );
+            assert!(
+                !(name == "refresh-client" && words.contains(&"-C")),
+                "sent {record}"
+            );
+            assert!(
+                !words.contains(&";"),
+                "a command separator slipped through: {record}"
+            );
+            if let Some(socket) = record["socket"].as_str() {
+                assert_eq!(Path::new(socket), self.socket(), "{record}");
+            }
+        }
+    }
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The binary under test with its stdio; killed on drop.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+    fake: Fake,
+}
+
+impl Server {
+    /// Starts `tmux-mcp` on the fake with `fixtures/fake/<scenario>.json`
+    /// and completes the MCP handshake.
+    fn start(scenario: &str) -> Server {
+        let mut server = Server::spawn(scenario);
+        let init = server.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "server_fake", "version": "0"}
+            }),
+        );
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+        server.notify("notifications/initialized", json!({}));
+        server
+    }
+
+    fn spawn(scenario: &str) -> Server {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let fake = Fake::new();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tmux-mcp"))
+            .env("LIBTMUX_TMUX_BIN", root.join("tests/fake-tmux.py"))
+            .env("LIBTMUX_SOCKET", "fake")
+            .env_remove("LIBTMUX_SOCKET_PATH")
+            .env("TMUX_TMPDIR", &fake.dir)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env(
+                "FAKE_TMUX_SCENARIO",
+                root.join("fixtures/fake").join(format!("{scenario}.json")),
+            )
+            .env("FAKE_TMUX_LOG", &fake.log)
+            .env("FAKE_TMUX_EVENTS", fake.dir.join("events.sock"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn tmux-mcp");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Server {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            next_id: 1,
+            fake,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").expect("write to tmux-mcp");
+        stdin.flush().unwrap();
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends a request and returns the response with its id; other messages
+    /// (notifications) are skipped. Panics after `TIMEOUT`.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = match self.lines.recv_timeout(left) {
+                Ok(line) => line,
+                Err(RecvTimeoutError::Timeout) => panic!("no response to {method} #{id}"),
+                Err(RecvTimeoutError::Disconnected) => panic!("tmux-mcp closed stdout"),
+            };
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout is not JSON-RPC ({e}): {line}"));
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// `tools/call`, returning the CallToolResult.
+    fn call(&mut self, name: &str, args: Value) -> Value {
+        let response = self.request("tools/call", json!({"name": name, "arguments": args}));
+        assert!(response.get("error").is_none(), "{name}: {response}");
+        response["result"].clone()
+    }
+
+    /// A call that must succeed; its structuredContent (unwrapped from
+    /// `{"result": …}`).
+    fn ok(&mut self, name: &str, args: Value) -> Value {
+        let result = self.call(name, args);
+        assert!(
+            !result["isError"].as_bool().unwrap_or(false),
+            "{name}: {result}"
+        );
+        let content = result["structuredContent"].clone();
+        match content.as_object() {
+            Some(o) if o.len() == 1 && o.contains_key("result") => content["result"].clone(),
+            _ => content,
+        }
+    }
+
+    /// A call that must fail with a tool error; its text.
+    fn err(&mut self, name: &str, args: Value) -> String {
+        let result = self.call(name, args);
+        assert!(
+            result["isError"].as_bool().unwrap_or(false),
+            "{name}: {result}"
+        );
+        result["content"][0]["text"].as_str().unwrap().to_owned()
+    }
+
+    /// Closes stdin and waits (bounded) for the process to exit.
+    fn close(&mut self) -> ExitStatus {
+        drop(self.stdin.take());
+        // stdout reaches EOF when the process has gone.
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(_) => continue,
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => panic!("tmux-mcp did not exit on stdin EOF"),
+            }
+        }
+        self.child.wait().expect("wait tmux-mcp")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn initialize_and_list_tools() {
+    let mut server = Server::start("basic");
+    let list = server.request("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().expect("tools");
+    assert_eq!(tools.len(), 16, "{list}");
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap();
+        for key in ["title", "description"] {
+            assert!(
+                tool[key].as_str().is_some_and(|s| !s.is_empty()),
+                "{name} has no {key}"
+            );
+        }
+        for key in ["inputSchema", "outputSchema"] {
+            assert_eq!(tool[key]["type"], "object", "{name}.{key}");
+        }
+        let annotations = tool["annotations"].as_object().expect("annotations");
+        for hint in ["readOnlyHint", "destructiveHint", "idempotentHint"] {
+            assert!(annotations[hint].is_boolean(), "{name}.{hint}");
+        }
+    }
+    // Listing tools talks to no tmux at all.
+    assert_eq!(server.fake.records().len(), 0);
+}
+
+#[test]
+fn lists_are_parsed_from_the_replies() {
+    let mut server = Server::start("basic");
+    let sessions = server.ok("list_sessions", json!({}));
+    assert_eq!(
+        sessions,
+        json!([
+            {"session_id": "$0", "session_name": "main", "window_count": 2,
+             "session_attached": "1", "session_created": "1796000000", "active_pane_id": "%1"},
+            {"session_id": "$3", "session_name": "we ird", "window_count": 1,
+             "session_attached": "0", "session_created": "1796000100", "active_pane_id": "%4"}
+        ])
+    );
+
+    let panes = server.ok("list_panes", json!({}));
+    let panes = panes.as_array().expect("pane list");
+    assert_eq!(panes.len(), 2, "{panes:?}");
+    assert_eq!(panes[0]["pane_id"], "%1");
+    assert_eq!(panes[0]["pane_width"], "120");
+    assert_eq!(panes[0]["pane_right"], 119);
+    assert_eq!(panes[0]["pane_at_left"], true);
+    assert_eq!(panes[0]["pane_current_path"], "/home/u/proj");
+    assert_eq!(panes[0]["session_id"], "$0");
+    // A tab in a path and a newline in a title survive the record format.
+    assert_eq!(panes[1]["pane_current_path"], "/tmp/a\tb");
+    assert_eq!(panes[1]["pane_title"], "two\nlines");
+    assert_eq!(panes[1]["window_id"], "@2");
+    let by_session = server.ok("list_panes", json!({"session_name": "we ird"}));
+    assert_eq!(by_session.as_array().unwrap().len(), 1);
+    assert_eq!(by_session[0]["pane_id"], "%4");
+
+    // One lookup of the first session, one control client on it, and the
+    // list commands on that client.
+    let records = server.fake.records();
+    assert_eq!(records[0]["kind"], "oneshot");
+    assert_eq!(
+        records[0]["argv"],
+        json!(["list-sessions", "-F", "#{session_id}"])
+    );
+    assert_eq!(records[1]["kind"], "attach");
+    assert_eq!(
+        records[1]["argv"],
+        json!(["attach-session", "-t", "$0", "-f", "ignore-size"])
+    );
+    assert_eq!(server.fake.count("attach"), 1);
+    let lines = server.fake.lines();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].starts_with("list-sessions -F '#{session_id}\u{241e}"));
+    assert!(lines[1].starts_with("list-panes -a -F '#{pane_id}\u{241e}"));
+    server.fake.assert_harmless();
+}
+
+#[test]
+fn capture_pane_reads_and_reports_missing_panes() {
+    let mut server = Server::start("basic");
+    let missing = server.err("capture_pane", json!({"pane_id": "%9"}));
+    assert!(missing.contains("Pane not found"), "{missing}");
+    assert!(missing.contains("%9"), "{missing}");
+
+    let text = server.ok("capture_pane", json!({"pane_id": "%1"}));
+    assert_eq!(text, "$ echo hi\nhi\n$ ");
+
+    // A command the scenario does not know fails loudly, naming the line.
+    let unknown = server.err("get_pane_info", json!({"pane_id": "%1"}));
+    assert!(
+        unknown.contains("fake-tmux: no rule for display-message -p -t '%1'"),
+        "{unknown}"
+    );
+    assert_eq!(
+        server.fake.lines()[..2],
+        ["capture-pane -p -t '%9'", "capture-pane -p -t '%1'"]
+    );
+    server.fake.assert_harmless();
+}
+
+#[test]
+fn send_keys_sends_hostile_text_as_one_quoted_argument() {
+    let mut server = Server::start("basic");
+    let hostile = "'; kill-server; #{pane_id} $HOME \n";
+    let sent = server.ok("send_keys", json!({"pane_id": "%1", "keys": hostile}));
+    assert_eq!(sent, "Keys sent to pane %1");
+
+    let cmds: Vec<Value> = server
+        .fake
+        .records()
+        .into_iter()
+        .filter(|r| r["kind"] == "cmd")
+        .collect();
+    assert_eq!(cmds.len(), 2, "{cmds:?}");
+    // The fake splits each line as tmux's parser would: the text is one word.
+    assert_eq!(
+        cmds[0]["args"],
+        json!(["send-keys", "-t", "%1", "--", hostile])
+    );
+    assert_eq!(
+        cmds[0]["line"],
+        "send-keys -t '%1' -- \\''; kill-server; #{pane_id} $HOME '\\012"
+    );
+    assert_eq!(cmds[1]["args"], json!(["send-keys", "-t", "%1", "Enter"]));
+    server.fake.assert_harmless();
+}
+
+#[test]
+fn a_client_that_exits_is_replaced_on_the_next_call() {
+    let mut server = Server::start("reconnect");
+    assert_eq!(
+        server
+            .ok("list_sessions", json!({}))
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    // The fake prints %exit instead of replying, as tmux does when the
+    // client's session goes away under it: the call in flight fails...
+    let lost = server.err("capture_pane", json!({"pane_id": "%1"}));
+    assert!(!lost.is_empty());
+    assert_eq!(server.fake.count("exit"), 1);
+    // ...and the next one attaches a new client and succeeds.
+    assert_eq!(
+        server.ok("capture_pane", json!({"pane_id": "%1"})),
+        "after reattach"
+    );
+    let attaches: Vec<Value> = server
+        .fake
+        .records()
+        .into_iter()
+        .filter(|r| r["kind"] == "attach")
+        .collect();
+    assert_eq!(attaches.len(), 2, "{attaches:?}");
+    assert_ne!(attaches[0]["pid"], attaches[1]["pid"]);
+    assert_eq!(
+        server.fake.count("oneshot"),
+        2,
+        "one session lookup per attach"
+    );
+    server.fake.assert_harmless();
+}
+
+#[test]
+fn stdin_eof_exits_cleanly_and_detaches() {
+    let mut server = Server::start("basic");
+    server.ok("list_sessions", json!({}));
+    let attach = server.fake.records()[1].clone();
+    assert_eq!(attach["kind"], "attach");
+
+    let status = server.close();
+    assert!(status.success(), "{status:?}");
+    // The control client was detached by closing its stdin, not killed.
+    let pid = attach["pid"].clone();
+    server
+        .fake
+        .wait_event("stdin EOF on the control client", |r| {
+            r["kind"] == "eof" && r["pid"] == pid
+        });
+    server.fake.assert_harmless();
+}
