@@ -10,8 +10,9 @@ use super::filters::{self, Filters};
 use super::models::PaneInfo;
 use super::rows;
 use super::server::Sock;
-use super::spawn::{self, Environment};
-use super::target::{self, PaneSel, SessionSel, WindowSel};
+use super::spawn::SpawnArgs;
+use super::target::{self, PaneSel};
+use super::window::WindowTarget;
 use super::{App, CREATE, DESTROY, INPUT, READ, ToolDef, ToolError, ToolResult};
 use crate::mcp::CallContext;
 use crate::tmux::Command;
@@ -71,13 +72,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListPanesArgs {
     #[serde(flatten)]
-    session: SessionSel,
-    /// Window ID (e.g. '@1').
-    #[serde(default)]
-    window_id: Option<String>,
-    /// Window index within the session.
-    #[serde(default)]
-    window_index: Option<String>,
+    window: WindowTarget,
     #[serde(flatten)]
     sock: Sock,
     /// Filters: {"field[__op]": "value"}, same operators as list_sessions.
@@ -92,23 +87,19 @@ async fn list_panes(
 ) -> ToolResult<Vec<PaneInfo>> {
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let mut rows = target::panes(&target).await?;
-    if args.window_id.is_some() || args.window_index.is_some() {
-        let sel = WindowSel {
-            window_id: args.window_id.as_deref(),
-            window_index: args.window_index.as_deref(),
-            session: &args.session,
-        };
-        let window = target::window(&target, &sel).await?;
+    let session = &args.window.session;
+    if args.window.window_id.is_some() || args.window.window_index.is_some() {
+        let window = target::window(&target, &args.window.sel()).await?;
         rows.retain(|r| r.info.window_id.as_deref() == Some(window.window_id.as_str()));
-    } else if args.session.is_given() {
-        if let Some(id) = &args.session.session_id {
+    } else if session.is_given() {
+        if let Some(id) = &session.session_id {
             target::session_id(id)?;
             rows.retain(|r| r.info.session_id.as_deref() == Some(id.as_str()));
-        } else if let Some(name) = &args.session.session_name {
+        } else if let Some(name) = &session.session_name {
             rows.retain(|r| &r.session_name == name);
         }
         if rows.is_empty() {
-            target::session(&target, &args.session).await?;
+            target::session(&target, session).await?;
         }
     } else {
         // A window linked into several sessions is listed once per session.
@@ -161,33 +152,20 @@ pub struct SplitWindowArgs {
     #[serde(default)]
     pane_id: Option<String>,
     #[serde(flatten)]
-    session: SessionSel,
-    /// Window ID (e.g. '@1').
-    #[serde(default)]
-    window_id: Option<String>,
-    /// Window index within the session.
-    #[serde(default)]
-    window_index: Option<String>,
+    window: WindowTarget,
     /// Where the new pane goes relative to the split one. Default: below.
     #[serde(default)]
     direction: Option<SplitDirection>,
     /// Size of the new pane: cells (e.g. 20) or a percentage string (e.g. '30%').
     #[serde(default)]
     size: Option<Size>,
-    /// Existing directory to start in. `~` expands; a relative path resolves against the MCP server's directory.
-    #[serde(default)]
-    start_directory: Option<String>,
     /// Command to run instead of the default shell; the pane closes when it exits.
     #[serde(default)]
     shell: Option<String>,
     #[serde(flatten)]
     sock: Sock,
-    /// Environment for the new pane's process: object of strings or a JSON string of one.
-    #[serde(default)]
-    environment: Option<Environment>,
-    /// Keep shells from writing history files (HISTFILE='', fish private mode, HISTCONTROL=ignorespace).
-    #[serde(default)]
-    suppress_persistent_history: bool,
+    #[serde(flatten)]
+    spawn: SpawnArgs,
 }
 
 fn size_arg(size: Size) -> ToolResult<String> {
@@ -209,20 +187,12 @@ async fn split_window(
     args: SplitWindowArgs,
     _: CallContext,
 ) -> ToolResult<PaneInfo> {
-    let vars = spawn::environment(args.environment, args.suppress_persistent_history)?;
-    let dir = spawn::start_directory(args.start_directory.as_deref())?;
+    let spawn = args.spawn.check()?;
     let size = args.size.map(size_arg).transpose()?;
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let split_target = match &args.pane_id {
         Some(id) => target::pane_id(id)?.to_string(),
-        None => {
-            let sel = WindowSel {
-                window_id: args.window_id.as_deref(),
-                window_index: args.window_index.as_deref(),
-                session: &args.session,
-            };
-            target::window(&target, &sel).await?.window_id
-        }
+        None => target::window(&target, &args.window.sel()).await?.window_id,
     };
     let mut cmd = Command::new("split-window")
         .flag("-d")
@@ -236,8 +206,7 @@ async fn split_window(
         SplitDirection::Left => cmd.flag("-h").flag("-b"),
     };
     cmd = cmd.opt_if("-l", size);
-    cmd = cmd.opt_if("-c", dir.map(|d| spawn::literal(&d.to_string_lossy())));
-    cmd = spawn::with_env(cmd, &vars);
+    cmd = spawn.apply(cmd);
     if let Some(shell) = &args.shell {
         cmd = cmd.flag("--").arg(shell);
     }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::filters::{self, Filters};
 use super::models::{ServerInfo, SessionInfo};
 use super::rows;
-use super::spawn::{self, Environment};
+use super::spawn::{self, SpawnArgs};
 use super::target::{self, SessionSel};
 use super::{App, CREATE, DESTROY, READ, ToolDef, ToolError, ToolResult};
 use crate::mcp::CallContext;
@@ -137,23 +137,16 @@ pub struct CreateSessionArgs {
     /// Name of its first window.
     #[serde(default)]
     window_name: Option<String>,
-    /// Existing directory to start in. `~` expands; a relative path resolves against the MCP server's directory.
-    #[serde(default)]
-    start_directory: Option<String>,
     /// Width in cells.
     #[serde(default)]
     x: Option<u32>,
     /// Height in cells.
     #[serde(default)]
     y: Option<u32>,
-    /// Session environment (inherited by all its panes): object of strings or a JSON string of one.
-    #[serde(default)]
-    environment: Option<Environment>,
     #[serde(flatten)]
     sock: Sock,
-    /// Keep shells from writing history files (HISTFILE='', fish private mode, HISTCONTROL=ignorespace).
-    #[serde(default)]
-    suppress_persistent_history: bool,
+    #[serde(flatten)]
+    spawn: SpawnArgs,
 }
 
 async fn create_session(
@@ -164,8 +157,7 @@ async fn create_session(
     if let Some(name) = &args.session_name {
         spawn::session_name(name)?;
     }
-    let vars = spawn::environment(args.environment, args.suppress_persistent_history)?;
-    let dir = spawn::start_directory(args.start_directory.as_deref())?;
+    let spawn = args.spawn.check()?;
     let target = app.socket(args.sock.socket_name.as_deref())?;
     if let Some(name) = &args.session_name {
         let exists = target::sessions(&target)
@@ -185,11 +177,10 @@ async fn create_session(
         .opt("-F", rows::format(rows::SESSION_FIELDS));
     cmd = cmd.opt_if("-s", args.session_name.as_deref().map(spawn::literal));
     cmd = cmd.opt_if("-n", args.window_name.as_deref().map(spawn::literal));
-    cmd = cmd.opt_if("-c", dir.map(|d| spawn::literal(&d.to_string_lossy())));
     cmd = cmd
         .opt_if("-x", args.x.map(|x| x.to_string()))
         .opt_if("-y", args.y.map(|y| y.to_string()));
-    cmd = spawn::with_env(cmd, &vars);
+    cmd = spawn.apply(cmd);
     // With no server (or no session) there is no control client: the hub
     // runs this in a one-shot process, which starts the server.
     let lines = target.run(cmd).await?;

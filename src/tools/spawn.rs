@@ -19,9 +19,52 @@ pub enum Environment {
     Json(String),
 }
 
+/// The arguments every tool that starts a process shares.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SpawnArgs {
+    /// Existing directory to start in. `~` expands; a relative path resolves against the MCP server's directory.
+    #[serde(default)]
+    pub start_directory: Option<String>,
+    /// Environment variables for the new process (create_session: for the whole session): an object of strings, or a JSON string of one.
+    #[serde(default)]
+    pub environment: Option<Environment>,
+    /// Keep shells from writing history files (HISTFILE='', fish private mode, HISTCONTROL=ignorespace).
+    #[serde(default)]
+    pub suppress_persistent_history: bool,
+}
+
+/// [`SpawnArgs`], checked: ready to add to a command.
+pub struct Spawn {
+    vars: BTreeMap<String, String>,
+    dir: Option<PathBuf>,
+}
+
+impl SpawnArgs {
+    /// Validates everything before tmux is touched.
+    pub fn check(self) -> ToolResult<Spawn> {
+        let vars = environment(self.environment, self.suppress_persistent_history)?;
+        let dir = start_directory(self.start_directory.as_deref())?;
+        Ok(Spawn { vars, dir })
+    }
+}
+
+impl Spawn {
+    /// Adds `-c <dir>` and `-e K=V` for each variable.
+    pub fn apply(&self, mut cmd: Command) -> Command {
+        cmd = cmd.opt_if(
+            "-c",
+            self.dir.as_ref().map(|d| literal(&d.to_string_lossy())),
+        );
+        for (k, v) in &self.vars {
+            cmd = cmd.opt("-e", format!("{k}={v}"));
+        }
+        cmd
+    }
+}
+
 /// The environment to pass as `-e K=V`, with `suppress_persistent_history`
 /// merged in: shells keep no history file for the new process.
-pub fn environment(
+fn environment(
     env: Option<Environment>,
     suppress_history: bool,
 ) -> ToolResult<BTreeMap<String, String>> {
@@ -87,17 +130,9 @@ pub fn environment(
     Ok(vars)
 }
 
-/// Adds `-e K=V` for each variable.
-pub fn with_env(mut cmd: Command, vars: &BTreeMap<String, String>) -> Command {
-    for (k, v) in vars {
-        cmd = cmd.opt("-e", format!("{k}={v}"));
-    }
-    cmd
-}
-
 /// Resolves `start_directory` as the reference does: `~` expanded, relative
 /// paths against our working directory, symlinks resolved; it must exist.
-pub fn start_directory(raw: Option<&str>) -> ToolResult<Option<PathBuf>> {
+fn start_directory(raw: Option<&str>) -> ToolResult<Option<PathBuf>> {
     let Some(raw) = raw else { return Ok(None) };
     let expanded = match raw.strip_prefix('~') {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => {

@@ -9,7 +9,7 @@ use super::filters::{self, Filters};
 use super::models::WindowInfo;
 use super::rows;
 use super::server::Sock;
-use super::spawn::{self, Environment};
+use super::spawn::{self, SpawnArgs};
 use super::target::{self, SessionSel, WindowSel};
 use super::{App, CREATE, DESTROY, READ, ToolDef, ToolError, ToolResult};
 use crate::mcp::CallContext;
@@ -125,9 +125,6 @@ pub struct CreateWindowArgs {
     /// Name of the new window.
     #[serde(default)]
     window_name: Option<String>,
-    /// Existing directory to start in. `~` expands; a relative path resolves against the MCP server's directory.
-    #[serde(default)]
-    start_directory: Option<String>,
     /// Make the new window the session's current window (changes what an attached user sees).
     #[serde(default)]
     attach: bool,
@@ -136,12 +133,8 @@ pub struct CreateWindowArgs {
     direction: Option<Placement>,
     #[serde(flatten)]
     sock: Sock,
-    /// Environment for the window's process only: object of strings or a JSON string of one.
-    #[serde(default)]
-    environment: Option<Environment>,
-    /// Keep shells from writing history files (HISTFILE='', fish private mode, HISTCONTROL=ignorespace).
-    #[serde(default)]
-    suppress_persistent_history: bool,
+    #[serde(flatten)]
+    spawn: SpawnArgs,
 }
 
 async fn create_window(
@@ -149,8 +142,7 @@ async fn create_window(
     args: CreateWindowArgs,
     _: CallContext,
 ) -> ToolResult<WindowInfo> {
-    let vars = spawn::environment(args.environment, args.suppress_persistent_history)?;
-    let dir = spawn::start_directory(args.start_directory.as_deref())?;
+    let spawn = args.spawn.check()?;
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let session = target::session(&target, &args.session).await?;
     let mut cmd = Command::new("new-window")
@@ -166,8 +158,7 @@ async fn create_window(
     };
     cmd = cmd.target(format!("{}:", target::session_id(&session.session_id)?));
     cmd = cmd.opt_if("-n", args.window_name.as_deref().map(spawn::literal));
-    cmd = cmd.opt_if("-c", dir.map(|d| spawn::literal(&d.to_string_lossy())));
-    cmd = spawn::with_env(cmd, &vars);
+    cmd = spawn.apply(cmd);
     let lines = target.run(cmd).await?;
     rows::records(&lines, rows::WINDOW_FIELDS.len())
         .first()
