@@ -112,10 +112,7 @@ impl LineView {
         while i < bytes.len() {
             if self.state == State::Ground {
                 let rest = &bytes[i..];
-                let n = rest
-                    .iter()
-                    .position(|&b| b < 0x20 || b == 0x7f)
-                    .unwrap_or(rest.len());
+                let n = text_run(rest);
                 if n > 0 {
                     self.text(&rest[..n], out);
                     i += n;
@@ -317,6 +314,30 @@ impl LineView {
         }
         self.col += 1;
     }
+}
+
+/// Length of the leading run of text bytes (anything but C0 and DEL).
+/// The hot path: checks eight bytes at a time (the SWAR "has less than" and
+/// "has zero" tricks, both exact), then finds the byte in the word that stops.
+fn text_run(bytes: &[u8]) -> usize {
+    const LO: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HI: u64 = u64::from_ne_bytes([0x80; 8]);
+    let is_text = |b: u8| b >= 0x20 && b != 0x7f;
+    let mut i = 0;
+    for word in bytes.chunks_exact(8) {
+        let x = u64::from_ne_bytes(word.try_into().expect("8 bytes"));
+        let below_space = x.wrapping_sub(LO * 0x20) & !x & HI;
+        let d = x ^ (LO * 0x7f);
+        let del = d.wrapping_sub(LO) & !d & HI;
+        if below_space | del != 0 {
+            break;
+        }
+        i += 8;
+    }
+    i + bytes[i..]
+        .iter()
+        .position(|&b| !is_text(b))
+        .unwrap_or(bytes.len() - i)
 }
 
 fn is_continuation(b: u8) -> bool {
@@ -529,6 +550,22 @@ mod tests {
         for line in &lines {
             assert!(line.len() <= 100 + MAX_SPILL);
             assert!(std::str::from_utf8(line).is_ok());
+        }
+    }
+
+    #[test]
+    fn text_run_stops_at_controls_and_del() {
+        for len in 0..24 {
+            for stop in [0x00, 0x0a, 0x1b, 0x1f, 0x7f] {
+                for at in 0..=len {
+                    let mut bytes = vec![b'a'; len];
+                    bytes.extend_from_slice(&[0x20, 0x7e, 0x80, 0xff]);
+                    bytes.insert(at, stop);
+                    assert_eq!(text_run(&bytes), at, "{bytes:?}");
+                }
+            }
+            let bytes: Vec<u8> = (0..len as u8).map(|i| 0x20 + i * 9).collect();
+            assert_eq!(text_run(&bytes), len);
         }
     }
 
