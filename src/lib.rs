@@ -15,6 +15,8 @@
 //!   [`tmux::connection`] is the task that owns one `tmux -C` child;
 //!   [`tmux::hub`] keeps the control clients of one tmux server and the
 //!   registry of servers by socket.
+//! - [`panes`]: sans-IO per-pane state: the output ring (absolute offsets,
+//!   bounded) and the line view (escapes stripped, `\r` applied) waiters match.
 //! - [`tools`]: the tool table (one file per group) that drives both
 //!   `tools/list` and `tools/call`, plus the result models.
 //! - [`demo`]: the README's first command: a private tmux server driven by
@@ -23,5 +25,6 @@
 pub mod config;
 pub mod demo;
 pub mod mcp;
+pub mod panes;
 pub mod tmux;
 pub mod tools;
