@@ -47,6 +47,10 @@ pub struct Limits {
     pub attach_timeout: Duration,
     /// Most bytes of text a tool returns (tail kept, truncation stated).
     pub tool_result: usize,
+    /// Output history kept per watched pane.
+    pub pane_ring: usize,
+    /// Panes whose output is recorded at once, per tmux server.
+    pub watched_panes: usize,
 }
 
 impl Default for Limits {
@@ -58,6 +62,8 @@ impl Default for Limits {
             tmux_command_timeout: Duration::from_secs(10),
             attach_timeout: Duration::from_secs(15),
             tool_result: 1_000_000,
+            pane_ring: 4 << 20,
+            watched_panes: 64,
         }
     }
 }

@@ -314,12 +314,7 @@ async fn queue_blocking_commands_never_stall_the_shared_client() {
 
     let tmux = PrivateTmux::start();
     let limits = tmux_mcp::config::Limits::default();
-    let hub = std::sync::Arc::new(Hub::new(
-        tmux.socket_path(),
-        "tmux".into(),
-        limits,
-        std::sync::Arc::new(tmux_mcp::tmux::connection::NoObserver),
-    ));
+    let hub = std::sync::Arc::new(Hub::new(tmux.socket_path(), "tmux".into(), limits));
     // Attach the shared client first.
     hub.run(&Command::new("list-sessions")).await.unwrap();
     let waiter = {

@@ -2,6 +2,7 @@
 //! escape-stripped line view that matchers read ([`lines`]).
 
 pub mod lines;
+pub mod registry;
 pub mod ring;
 
 pub use lines::LineView;

@@ -25,13 +25,19 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::control::{Event, Parser, Reply};
-use super::{Command, SessionId, TmuxError};
+use super::{Command, PaneId, SessionId, TmuxError};
 use crate::config::Limits;
 
 /// Sees every event of a control client, in stream order, on the reader task.
 /// It must not block: the reader is what keeps tmux from stalling panes.
 pub trait Observer: Send + Sync + 'static {
+    /// Every event except replies, which go to whoever asked.
     fn event(&self, session: SessionId, event: &Event);
+    /// How many bytes of `pane`'s output have been seen so far, if it is
+    /// being recorded. Asked when a synced command's `%begin` is read.
+    fn position(&self, _pane: PaneId) -> Option<u64> {
+        None
+    }
     /// The stream ended; anything observed through it may have gaps now.
     fn closed(&self, _session: SessionId) {}
 }
@@ -43,11 +49,25 @@ impl Observer for NoObserver {
     fn event(&self, _: SessionId, _: &Event) {}
 }
 
-type ReplySlot = oneshot::Sender<Result<Reply, TmuxError>>;
+/// A reply, with the sync point when one was asked for.
+#[derive(Debug)]
+pub struct Synced {
+    pub reply: Reply,
+    /// The pane's output position when tmux began this command: every byte
+    /// before it is in what the command saw, every byte after it is new.
+    pub position: Option<u64>,
+}
+
+/// Where a reply goes, queued in the order the lines were written.
+struct Slot {
+    reply: oneshot::Sender<Result<Synced, TmuxError>>,
+    sync: Option<PaneId>,
+    position: Option<u64>,
+}
 
 struct Request {
     line: Vec<u8>,
-    reply: ReplySlot,
+    slot: Slot,
 }
 
 /// A handle on a live control client. Cheap to clone.
@@ -98,7 +118,7 @@ impl Connection {
         let (requests, queue) = mpsc::unbounded_channel();
         let closed = CancellationToken::new();
         let gone = CancellationToken::new();
-        let pending = Arc::new(Mutex::new(VecDeque::<ReplySlot>::new()));
+        let pending = Arc::new(Mutex::new(VecDeque::<Slot>::new()));
         let (ready_tx, ready_rx) = oneshot::channel();
         let parser = Parser::new(limits.tmux_line, limits.tmux_reply);
         let reader = Reader {
@@ -152,10 +172,26 @@ impl Connection {
 
     /// Sends one command and waits for its reply block.
     pub async fn run(&self, command: &Command) -> Result<Reply, TmuxError> {
+        Ok(self.send(command, None).await?.reply)
+    }
+
+    /// Like [`run`](Self::run), and also reports `pane`'s output position at
+    /// the command's `%begin`: the exact point between "already on screen"
+    /// and "new" for a `capture-pane` of that pane on this client.
+    pub async fn run_synced(&self, command: &Command, pane: PaneId) -> Result<Synced, TmuxError> {
+        self.send(command, Some(pane)).await
+    }
+
+    async fn send(&self, command: &Command, sync: Option<PaneId>) -> Result<Synced, TmuxError> {
         let line = command.to_line()?;
         let (reply, rx) = oneshot::channel();
+        let slot = Slot {
+            reply,
+            sync,
+            position: None,
+        };
         self.requests
-            .send(Request { line, reply })
+            .send(Request { line, slot })
             .map_err(|_| TmuxError::Disconnected)?;
         rx.await.unwrap_or(Err(TmuxError::Disconnected))
     }
@@ -172,7 +208,7 @@ struct Reader {
     session: SessionId,
     stdout: ChildStdout,
     parser: Parser,
-    pending: Arc<Mutex<VecDeque<ReplySlot>>>,
+    pending: Arc<Mutex<VecDeque<Slot>>>,
     observer: Arc<dyn Observer>,
     closed: CancellationToken,
     gone: CancellationToken,
@@ -199,7 +235,7 @@ impl Reader {
             };
             parser.push(&buf[..n], &mut events);
             for event in events.drain(..) {
-                match &event {
+                match event {
                     Event::Reply(reply) if reply.guard.flags == 0 => {
                         // The first flags-0 block is the attach itself; later
                         // ones come from hooks the user set, and are not ours.
@@ -217,26 +253,42 @@ impl Reader {
                         if let Some(slot) = slot {
                             let result = match (reply.ok, reply.overflowed) {
                                 (_, true) => Err(TmuxError::Overflow),
-                                (true, false) => Ok(reply.clone()),
+                                (true, false) => Ok(Synced {
+                                    reply,
+                                    position: slot.position,
+                                }),
                                 (false, false) => Err(TmuxError::Command(reply.text())),
                             };
-                            let _ = slot.send(result);
+                            let _ = slot.reply.send(result);
                         }
                     }
-                    Event::Exit(reason) => {
-                        if let Some(ready) = ready.take() {
-                            let why = reason
-                                .as_deref()
-                                .map(String::from_utf8_lossy)
-                                .unwrap_or_default();
-                            let _ = ready.send(Err(TmuxError::Command(
-                                format!("attach failed {why}").trim().into(),
-                            )));
+                    event => {
+                        match &event {
+                            Event::Begin(guard) if guard.flags == 1 => {
+                                // The block about to open answers the oldest
+                                // request; take its sync point now, before
+                                // any later %output is recorded.
+                                let mut pending = pending.lock().expect("pending lock");
+                                if let Some(slot) = pending.front_mut() {
+                                    slot.position = slot.sync.and_then(|p| observer.position(p));
+                                }
+                            }
+                            Event::Exit(reason) => {
+                                if let Some(ready) = ready.take() {
+                                    let why = reason
+                                        .as_deref()
+                                        .map(String::from_utf8_lossy)
+                                        .unwrap_or_default();
+                                    let _ = ready.send(Err(TmuxError::Command(
+                                        format!("attach failed {why}").trim().into(),
+                                    )));
+                                }
+                            }
+                            _ => {}
                         }
+                        observer.event(session, &event);
                     }
-                    _ => {}
                 }
-                observer.event(session, &event);
             }
         }
         // A `%exit` held back inside an open block is only settled at EOF.
@@ -249,7 +301,7 @@ impl Reader {
         let mut pending = pending.lock().expect("pending lock");
         closed.cancel();
         for slot in pending.drain(..) {
-            let _ = slot.send(Err(TmuxError::Disconnected));
+            let _ = slot.reply.send(Err(TmuxError::Disconnected));
         }
         drop(pending);
         observer.closed(session);
@@ -260,7 +312,7 @@ impl Reader {
 async fn write_loop(
     mut stdin: ChildStdin,
     mut queue: mpsc::UnboundedReceiver<Request>,
-    pending: Arc<Mutex<VecDeque<ReplySlot>>>,
+    pending: Arc<Mutex<VecDeque<Slot>>>,
     closed: CancellationToken,
 ) {
     loop {
@@ -276,6 +328,7 @@ async fn write_loop(
         // and the FIFO would slip; the builder never makes one.
         if line.iter().all(|b| b.is_ascii_whitespace()) {
             let _ = request
+                .slot
                 .reply
                 .send(Err(TmuxError::Command("empty command".into())));
             continue;
@@ -284,10 +337,10 @@ async fn write_loop(
         {
             let mut pending = pending.lock().expect("pending lock");
             if closed.is_cancelled() {
-                let _ = request.reply.send(Err(TmuxError::Disconnected));
+                let _ = request.slot.reply.send(Err(TmuxError::Disconnected));
                 break;
             }
-            pending.push_back(request.reply);
+            pending.push_back(request.slot);
         }
         if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
             break;
@@ -296,7 +349,7 @@ async fn write_loop(
     // Dropping stdin is the polite detach; the reader sees `%exit` and EOF.
     drop(stdin);
     while let Ok(request) = queue.try_recv() {
-        let _ = request.reply.send(Err(TmuxError::Disconnected));
+        let _ = request.slot.reply.send(Err(TmuxError::Disconnected));
     }
 }
 

@@ -16,9 +16,10 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::connection::{Connection, NoObserver, Observer};
+use super::connection::{Connection, Observer};
 use super::{Command, SessionId, TmuxError};
 use crate::config::Limits;
+use crate::panes::registry::Panes;
 
 /// The lines a command printed, whichever path ran it.
 pub type Lines = Vec<Vec<u8>>;
@@ -28,13 +29,14 @@ pub struct Hub {
     socket: PathBuf,
     tmux_bin: PathBuf,
     limits: Limits,
-    observer: Arc<dyn Observer>,
+    panes: Arc<Panes>,
     state: tokio::sync::Mutex<State>,
 }
 
 #[derive(Default)]
 struct State {
-    client: Option<Connection>,
+    /// Live control clients, one per session they are attached to.
+    clients: HashMap<SessionId, Connection>,
     /// After a failed attach: when to try again, and the next delay.
     backoff: Option<(Instant, Duration)>,
 }
@@ -43,19 +45,20 @@ const BACKOFF_START: Duration = Duration::from_millis(50);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
 impl Hub {
-    pub fn new(
-        socket: PathBuf,
-        tmux_bin: PathBuf,
-        limits: Limits,
-        observer: Arc<dyn Observer>,
-    ) -> Self {
+    pub fn new(socket: PathBuf, tmux_bin: PathBuf, limits: Limits) -> Self {
+        let panes = Arc::new(Panes::new(limits.pane_ring, limits.watched_panes));
         Hub {
             socket,
             tmux_bin,
             limits,
-            observer,
+            panes,
             state: tokio::sync::Mutex::new(State::default()),
         }
+    }
+
+    /// The recorded output of this server's watched panes.
+    pub fn panes(&self) -> &Arc<Panes> {
+        &self.panes
     }
 
     pub fn socket(&self) -> &Path {
@@ -124,11 +127,9 @@ impl Hub {
     /// has no session to attach to (or attaching is backing off).
     async fn client(&self) -> Option<Connection> {
         let mut state = self.state.lock().await;
-        if let Some(client) = &state.client {
-            if !client.is_closed() {
-                return Some(client.clone());
-            }
-            state.client = None;
+        state.clients.retain(|_, client| !client.is_closed());
+        if let Some(client) = state.clients.values().next() {
+            return Some(client.clone());
         }
         if let Some((until, _)) = state.backoff
             && Instant::now() < until
@@ -136,18 +137,10 @@ impl Hub {
             return None;
         }
         let session = self.first_session().await?;
-        match Connection::attach(
-            &self.tmux_bin,
-            &self.socket,
-            session,
-            &self.limits,
-            self.observer.clone(),
-        )
-        .await
-        {
+        match self.attach(session).await {
             Ok(client) => {
                 state.backoff = None;
-                state.client = Some(client.clone());
+                state.clients.insert(session, client.clone());
                 Some(client)
             }
             Err(e) => {
@@ -164,6 +157,32 @@ impl Hub {
         }
     }
 
+    /// The control client attached to `session`, which is the one that
+    /// streams `%output` of that session's panes (tmux sends a client output
+    /// only for windows of its own session).
+    pub async fn streaming(&self, session: SessionId) -> Result<Connection, TmuxError> {
+        let mut state = self.state.lock().await;
+        state.clients.retain(|_, client| !client.is_closed());
+        if let Some(client) = state.clients.get(&session) {
+            return Ok(client.clone());
+        }
+        let client = self.attach(session).await?;
+        state.clients.insert(session, client.clone());
+        Ok(client)
+    }
+
+    async fn attach(&self, session: SessionId) -> Result<Connection, TmuxError> {
+        let observer: Arc<dyn Observer> = self.panes.clone();
+        Connection::attach(
+            &self.tmux_bin,
+            &self.socket,
+            session,
+            &self.limits,
+            observer,
+        )
+        .await
+    }
+
     async fn first_session(&self) -> Option<SessionId> {
         let list = Command::new("list-sessions").opt("-F", "#{session_id}");
         let lines = self.run_oneshot(&list).await.ok()?;
@@ -173,8 +192,11 @@ impl Hub {
     /// Detaches every control client; sessions are left as they are.
     pub async fn shutdown(&self) {
         let mut state = self.state.lock().await;
-        if let Some(client) = state.client.take() {
+        let clients: Vec<Connection> = state.clients.drain().map(|(_, c)| c).collect();
+        for client in &clients {
             client.detach();
+        }
+        for client in clients {
             let _ = tokio::time::timeout(Duration::from_secs(2), client.wait_closed()).await;
         }
     }
@@ -224,7 +246,6 @@ impl Hubs {
                     socket.to_path_buf(),
                     self.tmux_bin.clone(),
                     self.limits.clone(),
-                    Arc::new(NoObserver),
                 ))
             })
             .clone()

@@ -1,0 +1,246 @@
+//! The panes whose output is recorded, for one tmux server.
+//!
+//! [`Panes`] is the [`Observer`] of every control client of a server: the
+//! connection's reader hands it each event in stream order, and it appends
+//! `%output` of watched panes to their [`Ring`] under a short, non-async
+//! lock, then bumps the pane's change signal. Waiters hold an `Arc<Pane>`
+//! and sleep on that signal; nothing here ever waits.
+//!
+//! Only watched panes are recorded (a pane becomes watched when a tool first
+//! needs its output), so memory is bounded by `ring capacity × max panes`
+//! whatever the panes print.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::watch;
+
+use super::ring::Ring;
+use crate::tmux::connection::Observer;
+use crate::tmux::control::Event;
+use crate::tmux::{PaneId, SessionId};
+
+/// One watched pane.
+pub struct Pane {
+    pub id: PaneId,
+    /// Distinguishes this recording from an earlier one of the same pane id
+    /// (cursors from a recording that was dropped must not be trusted).
+    pub epoch: u64,
+    state: Mutex<PaneState>,
+    /// Bumped on every change a waiter may care about: output, a gap, or a
+    /// structural change (a window closed, a client went away).
+    signal: watch::Sender<u64>,
+}
+
+/// What a waiter reads under the pane's lock.
+pub struct PaneState {
+    pub ring: Ring,
+    /// The session whose control client streams this pane's output.
+    pub session: SessionId,
+    /// Bumped when something happened that may mean the pane is gone: a
+    /// window closed or changed layout, or the streaming client went away.
+    pub structure: u64,
+    /// The streaming client went away: output may have been missed since.
+    pub orphaned: bool,
+}
+
+impl Pane {
+    pub fn lock(&self) -> MutexGuard<'_, PaneState> {
+        self.state.lock().expect("pane lock")
+    }
+
+    /// A receiver that wakes on the next change after this call.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.signal.subscribe()
+    }
+
+    fn bump(&self) {
+        self.signal.send_modify(|n| *n = n.wrapping_add(1));
+    }
+}
+
+/// Every watched pane of one tmux server.
+pub struct Panes {
+    ring_capacity: usize,
+    max_panes: usize,
+    panes: Mutex<HashMap<PaneId, Arc<Pane>>>,
+}
+
+static EPOCH: AtomicU64 = AtomicU64::new(1);
+
+impl Panes {
+    pub fn new(ring_capacity: usize, max_panes: usize) -> Self {
+        Panes {
+            ring_capacity,
+            max_panes: max_panes.max(1),
+            panes: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The pane's recording, started now if it was not watched yet. `session`
+    /// is the session whose control client will stream it.
+    pub fn watch(&self, id: PaneId, session: SessionId) -> Arc<Pane> {
+        let mut panes = self.panes.lock().expect("panes lock");
+        if let Some(pane) = panes.get(&id) {
+            let mut state = pane.lock();
+            if state.session != session || state.orphaned {
+                // A new streaming client: what came before may be incomplete.
+                state.session = session;
+                state.orphaned = false;
+                state.ring.mark_gap();
+            }
+            return pane.clone();
+        }
+        if panes.len() >= self.max_panes {
+            // Drop the recording nobody holds with the lowest epoch (oldest).
+            let idle = panes
+                .values()
+                .filter(|p| Arc::strong_count(p) == 1)
+                .min_by_key(|p| p.epoch)
+                .map(|p| p.id);
+            if let Some(idle) = idle {
+                panes.remove(&idle);
+            }
+        }
+        let pane = Arc::new(Pane {
+            id,
+            epoch: EPOCH.fetch_add(1, Ordering::Relaxed),
+            state: Mutex::new(PaneState {
+                ring: Ring::new(self.ring_capacity),
+                session,
+                structure: 0,
+                orphaned: false,
+            }),
+            signal: watch::channel(0).0,
+        });
+        panes.insert(id, pane.clone());
+        pane
+    }
+
+    /// The pane's recording, if it is watched.
+    pub fn get(&self, id: PaneId) -> Option<Arc<Pane>> {
+        self.panes.lock().expect("panes lock").get(&id).cloned()
+    }
+
+    /// Stops recording a pane (it is gone).
+    pub fn forget(&self, id: PaneId) {
+        self.panes.lock().expect("panes lock").remove(&id);
+    }
+
+    fn each(&self, mut f: impl FnMut(&Pane)) {
+        let panes: Vec<Arc<Pane>> = self
+            .panes
+            .lock()
+            .expect("panes lock")
+            .values()
+            .cloned()
+            .collect();
+        for pane in panes {
+            f(&pane);
+        }
+    }
+}
+
+impl Observer for Panes {
+    fn event(&self, session: SessionId, event: &Event) {
+        match event {
+            Event::Output { pane, data } => {
+                let Some(pane) = self.get(*pane) else { return };
+                {
+                    let mut state = pane.lock();
+                    if state.session != session {
+                        // Another client attached to a session holding the
+                        // same window streams it too; count each byte once.
+                        return;
+                    }
+                    state.ring.append(data);
+                }
+                pane.bump();
+            }
+            Event::Pause(id) | Event::Continue(id) => {
+                if let Some(pane) = self.get(*id) {
+                    pane.lock().ring.mark_gap();
+                    pane.bump();
+                }
+            }
+            Event::LayoutChange { .. }
+            | Event::WindowClose(_)
+            | Event::UnlinkedWindowClose(_)
+            | Event::SessionsChanged
+            | Event::Exit(_) => self.each(|pane| {
+                pane.lock().structure += 1;
+                pane.bump();
+            }),
+            _ => {}
+        }
+    }
+
+    fn closed(&self, session: SessionId) {
+        self.each(|pane| {
+            let mut state = pane.lock();
+            if state.session == session {
+                state.orphaned = true;
+                state.structure += 1;
+                state.ring.mark_gap();
+                drop(state);
+                pane.bump();
+            }
+        });
+    }
+
+    fn position(&self, pane: PaneId) -> Option<u64> {
+        self.get(pane).map(|p| p.lock().ring.end())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_watched_panes_from_their_streaming_session_are_recorded() {
+        let panes = Panes::new(1024, 8);
+        panes.event(
+            SessionId(0),
+            &Event::Output {
+                pane: PaneId(1),
+                data: b"lost".to_vec(),
+            },
+        );
+        let pane = panes.watch(PaneId(1), SessionId(0));
+        let mut rx = pane.subscribe();
+        panes.event(
+            SessionId(0),
+            &Event::Output {
+                pane: PaneId(1),
+                data: b"kept".to_vec(),
+            },
+        );
+        panes.event(
+            SessionId(5),
+            &Event::Output {
+                pane: PaneId(1),
+                data: b"twice".to_vec(),
+            },
+        );
+        assert!(rx.has_changed().unwrap());
+        rx.borrow_and_update();
+        assert_eq!(panes.position(PaneId(1)), Some(4));
+        assert_eq!(pane.lock().ring.read(0, 100).head, b"kept");
+        panes.closed(SessionId(0));
+        assert!(rx.has_changed().unwrap());
+        assert!(pane.lock().orphaned);
+    }
+
+    #[test]
+    fn the_number_of_recordings_is_bounded() {
+        let panes = Panes::new(16, 2);
+        let held = panes.watch(PaneId(1), SessionId(0));
+        panes.watch(PaneId(2), SessionId(0));
+        panes.watch(PaneId(3), SessionId(0));
+        assert!(panes.get(PaneId(1)).is_some(), "a held recording is kept");
+        assert!(panes.get(PaneId(2)).is_none(), "the oldest idle one goes");
+        drop(held);
+    }
+}
