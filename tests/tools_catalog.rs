@@ -52,9 +52,17 @@ fn every_tool_is_fully_described() {
             assert!(tool["annotations"][hint].is_boolean(), "{name}: {hint}");
         }
         let read_only = tool["annotations"]["readOnlyHint"] == true;
-        let reads = ["list_", "get_", "capture_", "display_"]
-            .iter()
-            .any(|p| name.starts_with(p));
+        let prefixes = [
+            "list_",
+            "get_",
+            "capture_",
+            "display_",
+            "snapshot_",
+            "show_",
+            "search_",
+            "find_",
+        ];
+        let reads = prefixes.iter().any(|p| name.starts_with(p)) || name == "wait_for_text";
         assert_eq!(read_only, reads, "{name}: readOnlyHint must tell the truth");
     }
 }

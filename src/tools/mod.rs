@@ -9,11 +9,13 @@
 
 mod filters;
 pub mod models;
+mod observe;
 mod pane;
 mod rows;
 mod server;
 mod spawn;
 mod target;
+mod wait;
 mod window;
 
 use std::sync::Arc;
@@ -367,6 +369,7 @@ pub fn catalog() -> Vec<ToolDef> {
     server::register(&mut tools);
     window::register(&mut tools);
     pane::register(&mut tools);
+    wait::register(&mut tools);
     tools
 }
 
@@ -378,10 +381,15 @@ pub struct TmuxService {
 
 impl TmuxService {
     pub fn new(app: Arc<App>) -> Self {
-        TmuxService {
-            app,
-            tools: catalog(),
+        let mut tools = catalog();
+        // run_command's suppress_history defaults to LIBTMUX_SUPPRESS_HISTORY,
+        // so its advertised default is the configured one.
+        if let Some(tool) = tools.iter_mut().find(|t| t.name == "run_command") {
+            let property = &mut tool.input_schema["properties"]["suppress_history"];
+            property["type"] = json!("boolean");
+            property["default"] = json!(app.config.suppress_history);
         }
+        TmuxService { app, tools }
     }
 
     /// Detaches from every tmux server (see [`App::shutdown`]).

@@ -1,0 +1,213 @@
+//! Reading a pane's output as it happens: the shared machinery of
+//! `wait_for_text`, `run_command` and `capture_since`.
+//!
+//! A [`Watch`] makes sure a pane's output is recorded (the pane is watched
+//! and the control client attached to its session streams it), then reads
+//! the recording from a cursor through a [`LineView`], so callers see lines
+//! with escape sequences removed and `\r` applied. Between reads it sleeps on
+//! the pane's change signal: nothing polls.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::rows;
+use super::target::{self, pane_not_found};
+use super::{Target, ToolError, ToolResult};
+use crate::panes::LineView;
+use crate::panes::registry::Pane;
+use crate::tmux::connection::Connection;
+use crate::tmux::{Command, PaneId, SessionId};
+
+/// Longest line a matcher keeps; longer lines are cut into pieces.
+pub const MAX_LINE: usize = 64 * 1024;
+/// Most bytes taken from the ring per read (the rest comes next read).
+const READ_CHUNK: usize = 1 << 20;
+
+/// A pane whose output is being recorded, and the client streaming it.
+pub struct Watch {
+    pub id: PaneId,
+    pub pane: Arc<Pane>,
+    pub client: Connection,
+    pub session: SessionId,
+    signal: watch::Receiver<u64>,
+    structure: u64,
+}
+
+/// New output read since the last call.
+#[derive(Default)]
+pub struct Chunk {
+    /// Lines completed by this read.
+    pub lines: Vec<Vec<u8>>,
+    /// Raw bytes read (for escape-level checks such as the alternate screen).
+    pub raw: Vec<u8>,
+    /// Output was lost before it could be read (evicted or missed).
+    pub missed: bool,
+}
+
+impl Watch {
+    /// Starts (or joins) the recording of `id`'s output.
+    pub async fn start(target: &Target, id: PaneId) -> ToolResult<Watch> {
+        let format = rows::format(&["pane_id", "session_id"]);
+        let lines = target
+            .run(
+                Command::new("display-message")
+                    .flag("-p")
+                    .target(id)
+                    .arg(format),
+            )
+            .await?;
+        let record = rows::records(&lines, 2)
+            .into_iter()
+            .next()
+            .filter(|r| r[0] == id.to_string());
+        let session = record
+            .and_then(|r| SessionId::parse(r[1].as_bytes()))
+            .ok_or_else(|| pane_not_found(&id.to_string()))?;
+        let client = target.hub.streaming(session).await?;
+        let pane = target.hub.panes().watch(id, session);
+        let signal = pane.subscribe();
+        let structure = pane.lock().structure;
+        Ok(Watch {
+            id,
+            pane,
+            client,
+            session,
+            signal,
+            structure,
+        })
+    }
+
+    /// The recording's current end: output from here on is new.
+    pub fn end(&self) -> u64 {
+        self.pane.lock().ring.end()
+    }
+
+    /// Runs `capture-pane` of this pane on the streaming client and returns
+    /// the captured lines with the exact sync point: the ring offset at the
+    /// reply's `%begin`.
+    pub async fn capture(&self, flags: &[&'static str]) -> ToolResult<(Vec<String>, u64)> {
+        let mut cmd = Command::new("capture-pane").flag("-p");
+        for flag in flags {
+            cmd = cmd.flag(flag);
+        }
+        let synced = self
+            .client
+            .run_synced(&cmd.target(self.id), self.id)
+            .await?;
+        let position = synced.position.unwrap_or_else(|| self.end());
+        let mut lines: Vec<String> = synced
+            .reply
+            .lines
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect();
+        while lines.last().is_some_and(|l| l.trim().is_empty()) {
+            lines.pop();
+        }
+        Ok((lines, position))
+    }
+
+    /// Reads everything recorded from `cursor` on through `view`, advancing
+    /// the cursor.
+    pub fn read(&self, cursor: &mut u64, view: &mut LineView) -> Chunk {
+        let mut chunk = Chunk::default();
+        let state = self.pane.lock();
+        loop {
+            let read = state.ring.read(*cursor, READ_CHUNK);
+            if read.evicted > 0 || read.after_gap {
+                chunk.missed = true;
+                view.reset();
+            }
+            *cursor = read.from + read.len() as u64;
+            if read.is_empty() {
+                break;
+            }
+            for part in [read.head, read.tail] {
+                chunk.raw.extend_from_slice(part);
+                view.feed(part, &mut |line| chunk.lines.push(line.to_vec()));
+            }
+            if *cursor >= state.ring.end() {
+                break;
+            }
+        }
+        chunk
+    }
+
+    /// Sleeps until the pane changes (output, a gap, a structural event) or
+    /// `limit` passes. Returns false on timeout.
+    pub async fn changed(&mut self, limit: Duration) -> bool {
+        matches!(
+            tokio::time::timeout(limit, self.signal.changed()).await,
+            Ok(Ok(()))
+        )
+    }
+
+    /// Marks everything seen so far as seen: the next [`changed`](Self::changed)
+    /// waits for something newer. Call before reading, so nothing is missed.
+    pub fn mark_seen(&mut self) {
+        self.signal.borrow_and_update();
+    }
+
+    /// After a structural event (a window closed, the client went away),
+    /// checks that the pane still lives and is still streamed. `Err` says
+    /// what happened in words an agent can act on.
+    pub async fn check_alive(&mut self, target: &Target) -> ToolResult<()> {
+        let (structure, orphaned) = {
+            let state = self.pane.lock();
+            (state.structure, state.orphaned)
+        };
+        if structure == self.structure && !orphaned {
+            return Ok(());
+        }
+        self.structure = structure;
+        let format = rows::format(&["pane_id", "pane_dead", "pane_dead_status"]);
+        let cmd = Command::new("display-message")
+            .flag("-p")
+            .target(self.id)
+            .arg(format);
+        let lines = match target.hub.run(&cmd).await {
+            Ok(lines) => lines,
+            Err(crate::tmux::TmuxError::NoServer(_)) => {
+                return Err(ToolError::new(
+                    "TmuxServerGone",
+                    "the tmux server went away while waiting",
+                ));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let record = rows::records(&lines, 3)
+            .into_iter()
+            .next()
+            .filter(|r| r[0] == self.id.to_string());
+        match record {
+            None => Err(ToolError::new(
+                "PaneGone",
+                format!("pane {} was closed while waiting", self.id),
+            )),
+            Some(r) if r[1] == "1" => Err(ToolError::new(
+                "PaneDead",
+                format!(
+                    "pane {} exited while waiting (exit status {})",
+                    self.id,
+                    if r[2].is_empty() { "unknown" } else { &r[2] }
+                ),
+            )),
+            Some(_) if orphaned => {
+                // The streaming client went away but the pane lives: stream
+                // it again. Output in between is lost, and the ring says so.
+                self.client = target.hub.streaming(self.session).await?;
+                self.pane = target.hub.panes().watch(self.id, self.session);
+                Ok(())
+            }
+            Some(_) => Ok(()),
+        }
+    }
+}
+
+/// Resolves the pane a call means and starts watching it.
+pub async fn watch_pane(target: &Target, sel: &target::PaneSel) -> ToolResult<Watch> {
+    let id = target::resolve_pane(target, sel).await?;
+    Watch::start(target, id).await
+}

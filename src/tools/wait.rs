@@ -1,0 +1,821 @@
+//! Waiting on output: `wait_for_text`, `run_command`, `capture_since`.
+//!
+//! All three read the pane's recorded `%output` (see [`super::observe`]):
+//! only bytes the pane printed after the call began count, every wait is
+//! woken by output events rather than a timer, and nothing is sent to tmux
+//! while waiting except a capture that an output event triggered (a
+//! full-screen redraw can only be matched on the rendered screen).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use regex::bytes::{Regex, RegexBuilder};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::observe::{MAX_LINE, Watch, watch_pane};
+use super::server::Sock;
+use super::target::{self, PaneSel};
+use super::{App, INPUT, READ, ToolDef, ToolError, ToolResult};
+use crate::mcp::{CallContext, LogLevel};
+use crate::panes::LineView;
+use crate::tmux::{Command, PaneId};
+
+pub fn register(tools: &mut Vec<ToolDef>) {
+    tools.push(ToolDef::new(
+        "wait_for_text",
+        "Wait For Text",
+        "Wait until a pane prints NEW output matching one of `patterns` (literal unless regex=true; case-insensitive unless match_case), or one of `stop` (failure markers such as 'error:' or 'Traceback': returns at once with outcome 'stopped'), or the timeout. patterns=null waits for any new output. Only output written after the call began counts; matched_at_entry says the text was already on screen. Event-driven (no polling); `interval` is accepted and ignored. For commands you type yourself, run_command is exact and cheaper.",
+        READ,
+        wait_for_text,
+    ));
+    tools.push(ToolDef::new(
+        "run_command",
+        "Run Command",
+        "Run a shell command in a pane (which must sit at a shell prompt: bash, sh/dash or zsh), wait for it, and return its exit status and its own output (not the screen). It runs in a subshell, so cd/export do not persist. On timeout it keeps running and the result says timed_out. Multi-line commands and heredocs need suppress_history=false.",
+        INPUT,
+        run_command,
+    ));
+    tools.push(ToolDef::new(
+        "capture_since",
+        "Capture Since",
+        "Incremental read of a pane. Without a cursor: the visible screen and a cursor. With the cursor from the previous call: exactly the lines printed since then (never the same output twice) and a new cursor. lines_missed says output was lost in between (too much output, or the pane was not observed).",
+        READ,
+        capture_since,
+    ));
+}
+
+const TAIL_LINES: usize = 20;
+const TAIL_BYTES: usize = 2000;
+
+fn lossy(line: &[u8]) -> String {
+    String::from_utf8_lossy(line).into_owned()
+}
+
+/// The last lines, at most `TAIL_LINES` and `TAIL_BYTES` (tail kept).
+fn bounded_tail(lines: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut bytes = 0;
+    for line in lines.iter().rev().take(TAIL_LINES) {
+        if bytes + line.len() > TAIL_BYTES {
+            break;
+        }
+        bytes += line.len();
+        out.push(line.clone());
+    }
+    out.reverse();
+    out
+}
+
+fn seconds(value: f64, name: &str) -> ToolResult<Duration> {
+    if !value.is_finite() || value <= 0.0 {
+        return Err(ToolError::invalid(format!(
+            "{name} must be positive (received {value})"
+        )));
+    }
+    Ok(Duration::from_secs_f64(value.min(1e6)))
+}
+
+// ---------------------------------------------------------------- wait_for_text
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WaitForTextArgs {
+    /// Success patterns; the first to match ends the wait. Literal text unless regex=true. Null waits for any new output.
+    #[serde(default)]
+    patterns: Option<Vec<String>>,
+    /// Failure patterns: a hit ends the wait at once with outcome 'stopped' and found=false.
+    #[serde(default)]
+    stop: Option<Vec<String>>,
+    /// Treat patterns and stop as regular expressions.
+    #[serde(default)]
+    regex: bool,
+    #[serde(flatten)]
+    pane: PaneSel,
+    /// Seconds to wait, capped by the server (see effective_timeout).
+    #[serde(default = "default_wait_timeout")]
+    timeout: f64,
+    /// Accepted for compatibility; nothing polls, so it changes nothing. Minimum 0.01.
+    #[serde(default = "default_interval")]
+    interval: f64,
+    /// Match case (default: case-insensitive).
+    #[serde(default)]
+    match_case: bool,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+fn default_wait_timeout() -> f64 {
+    8.0
+}
+
+fn default_interval() -> f64 {
+    0.05
+}
+
+/// The outcome of `wait_for_text`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WaitForTextResult {
+    /// True when outcome is 'matched' or 'any_output'.
+    pub found: bool,
+    /// 'matched', 'any_output', 'stopped', 'alternate_screen' or 'timeout'.
+    pub outcome: String,
+    /// Index into patterns (or stop, when stopped) of the entry that fired.
+    pub matched_index: Option<i64>,
+    /// New lines matching that entry (at most 20 lines / 2000 bytes, last kept).
+    pub matched_lines: Vec<String>,
+    /// The last new lines the pane printed (at most 20 lines / 2000 bytes).
+    pub tail: Vec<String>,
+    pub saw_new_output: bool,
+    /// A success pattern was already on screen when the wait began, and nothing new matched.
+    pub matched_at_entry: bool,
+    /// The pane used the alternate screen (a full-screen program) during the wait.
+    pub alternate_screen: bool,
+    pub pane_id: String,
+    pub elapsed_seconds: f64,
+    pub effective_timeout: f64,
+}
+
+/// Compiled success and stop patterns.
+struct Matcher {
+    patterns: Option<Vec<Regex>>,
+    stop: Vec<Regex>,
+}
+
+fn compile(list: &[String], what: &str, regex: bool, match_case: bool) -> ToolResult<Vec<Regex>> {
+    list.iter()
+        .map(|p| {
+            if p.is_empty() {
+                return Err(ToolError::invalid(format!(
+                    "{what} pattern must be a non-empty string"
+                )));
+            }
+            let source = if regex { p.clone() } else { regex::escape(p) };
+            RegexBuilder::new(&source)
+                .case_insensitive(!match_case)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| ToolError::invalid(format!("Invalid regex pattern: {e}")))
+        })
+        .collect()
+}
+
+impl Matcher {
+    fn new(args: &WaitForTextArgs) -> ToolResult<Matcher> {
+        let patterns = match &args.patterns {
+            Some(list) if list.is_empty() => {
+                return Err(ToolError::invalid(
+                    "patterns must be a non-empty list, or null to wait for any new output",
+                ));
+            }
+            Some(list) => Some(compile(list, "patterns", args.regex, args.match_case)?),
+            None => None,
+        };
+        let stop = compile(
+            args.stop.as_deref().unwrap_or_default(),
+            "stop",
+            args.regex,
+            args.match_case,
+        )?;
+        Ok(Matcher { patterns, stop })
+    }
+
+    fn stop_hit(&self, line: &[u8]) -> Option<usize> {
+        self.stop.iter().position(|r| r.is_match(line))
+    }
+
+    fn pattern_hit(&self, line: &[u8]) -> Option<usize> {
+        self.patterns
+            .as_ref()?
+            .iter()
+            .position(|r| r.is_match(line))
+    }
+}
+
+/// Escape sequences after which text can appear anywhere on the screen, so
+/// the line view alone cannot tell what the pane shows.
+fn redraws(raw: &[u8]) -> bool {
+    let cursor_moves =
+        Regex::new(r"\x1b\[[0-9;?]*[HfABCDdGr]|\x1b\[\?(1049|1047|47)[hl]").expect("valid regex");
+    cursor_moves.is_match(raw)
+}
+
+fn alternate_on(raw: &[u8]) -> Option<bool> {
+    let toggle = Regex::new(r"\x1b\[\?(?:1049|1047|47)([hl])").expect("valid regex");
+    toggle.captures_iter(raw).last().map(|c| &c[1] == b"h")
+}
+
+async fn wait_for_text(
+    app: Arc<App>,
+    args: WaitForTextArgs,
+    ctx: CallContext,
+) -> ToolResult<WaitForTextResult> {
+    let started = Instant::now();
+    if args.interval.is_nan() || args.interval < 0.01 {
+        return Err(ToolError::invalid(format!(
+            "interval must be at least 0.01 s (received {})",
+            args.interval
+        )));
+    }
+    let requested = seconds(args.timeout, "timeout")?;
+    let matcher = Matcher::new(&args)?;
+    let effective = requested.min(app.config.wait_max);
+    let deadline = started + effective;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let mut watch = watch_pane(&target, &args.pane).await?;
+    watch.mark_seen();
+    let (screen, mut cursor) = watch.capture(&["-J"]).await?;
+    let entry_rows: std::collections::HashSet<String> = screen.iter().cloned().collect();
+    let at_entry = screen
+        .iter()
+        .any(|l| matcher.pattern_hit(l.as_bytes()).is_some());
+
+    // Tell a client that listens that the wait is armed: from here on,
+    // output counts as new.
+    ctx.progress.report(
+        0.0,
+        Some(effective.as_secs_f64()),
+        Some(format!("Waiting on pane {}: armed", watch.id)),
+    );
+    let mut view = LineView::new(MAX_LINE);
+    let mut new_lines: Vec<String> = Vec::new();
+    let mut alternate = false;
+    let mut in_alternate = false;
+    let mut last_progress = Instant::now();
+    loop {
+        watch.mark_seen();
+        let chunk = watch.read(&mut cursor, &mut view);
+        if let Some(on) = alternate_on(&chunk.raw) {
+            in_alternate = on;
+            alternate |= on;
+        }
+        let first_new = new_lines.len();
+        new_lines.extend(chunk.lines.iter().map(|l| lossy(l)));
+        // Completed lines first, then the line still being written (a
+        // prompt such as 'Password:' never gets its newline).
+        let mut candidates: Vec<&[u8]> = chunk.lines.iter().map(Vec::as_slice).collect();
+        let partial = view.partial().to_vec();
+        if !partial.is_empty() {
+            candidates.push(&partial);
+        }
+        let hits = scan(&matcher, &candidates);
+        let mut outcome = hits;
+        if outcome.is_none() && (in_alternate || redraws(&chunk.raw)) && !chunk.raw.is_empty() {
+            // Text painted by cursor moves: match the rendered screen, but only
+            // rows that were not there when the wait began.
+            let (rows, _) = watch.capture(&["-J"]).await?;
+            let fresh: Vec<&[u8]> = rows
+                .iter()
+                .filter(|r| !entry_rows.contains(*r))
+                .map(|r| r.as_bytes())
+                .collect();
+            outcome = scan(&matcher, &fresh);
+            if outcome.is_some() {
+                new_lines.extend(fresh.iter().map(|r| lossy(r)));
+            }
+        }
+        if matcher.patterns.is_none()
+            && outcome.is_none()
+            && (new_lines.len() > first_new || !partial.is_empty())
+        {
+            outcome = Some(("any_output", None));
+        }
+        if let Some((kind, index)) = outcome {
+            let matched = match (kind, index) {
+                ("stopped", Some(i)) => lines_matching(&new_lines, &partial, &matcher.stop[i]),
+                ("matched", Some(i)) => lines_matching(
+                    &new_lines,
+                    &partial,
+                    &matcher.patterns.as_ref().expect("patterns")[i],
+                ),
+                _ => Vec::new(),
+            };
+            return Ok(result(
+                &watch, kind, index, matched, &new_lines, &partial, alternate, at_entry, started,
+                effective,
+            ));
+        }
+        watch.check_alive(&target).await?;
+        let now = Instant::now();
+        if now >= deadline {
+            let outcome = if alternate {
+                "alternate_screen"
+            } else {
+                "timeout"
+            };
+            if ctx.log.enabled(LogLevel::Warning) {
+                ctx.log.log(
+                    LogLevel::Warning,
+                    serde_json::json!(format!(
+                        "No match in pane {} before {:.1}s timeout",
+                        watch.id,
+                        effective.as_secs_f64()
+                    )),
+                );
+            }
+            return Ok(result(
+                &watch,
+                outcome,
+                None,
+                Vec::new(),
+                &new_lines,
+                &partial,
+                alternate,
+                at_entry,
+                started,
+                effective,
+            ));
+        }
+        if ctx.progress.wanted() && now.duration_since(last_progress) >= Duration::from_secs(1) {
+            last_progress = now;
+            let elapsed = started.elapsed().as_secs_f64();
+            ctx.progress.report(
+                elapsed,
+                Some(effective.as_secs_f64()),
+                Some(format!(
+                    "Waiting on pane {}: {elapsed:.1}s elapsed, {:.1}s left",
+                    watch.id,
+                    (effective.as_secs_f64() - elapsed).max(0.0)
+                )),
+            );
+        }
+        // Sleep until output, the deadline, cancellation or (only when the
+        // client asked for progress) the next progress report.
+        let mut limit = deadline - now;
+        if ctx.progress.wanted() {
+            limit = limit.min(Duration::from_secs(1));
+        }
+        tokio::select! {
+            _ = watch.changed(limit) => {}
+            _ = ctx.cancel.cancelled() => {
+                return Err(ToolError::new("Cancelled", "wait_for_text was cancelled"));
+            }
+        }
+    }
+}
+
+/// Stop patterns win a tie with success patterns in the same read.
+fn scan(matcher: &Matcher, lines: &[&[u8]]) -> Option<(&'static str, Option<usize>)> {
+    if let Some(i) = lines.iter().find_map(|l| matcher.stop_hit(l)) {
+        return Some(("stopped", Some(i)));
+    }
+    lines
+        .iter()
+        .find_map(|l| matcher.pattern_hit(l))
+        .map(|i| ("matched", Some(i)))
+}
+
+fn lines_matching(lines: &[String], partial: &[u8], re: &Regex) -> Vec<String> {
+    let mut out: Vec<String> = lines
+        .iter()
+        .filter(|l| re.is_match(l.as_bytes()))
+        .cloned()
+        .collect();
+    if !partial.is_empty() && re.is_match(partial) {
+        out.push(lossy(partial));
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn result(
+    watch: &Watch,
+    outcome: &str,
+    index: Option<usize>,
+    matched: Vec<String>,
+    new_lines: &[String],
+    partial: &[u8],
+    alternate: bool,
+    at_entry: bool,
+    started: Instant,
+    effective: Duration,
+) -> WaitForTextResult {
+    let mut tail: Vec<String> = new_lines.to_vec();
+    if !partial.is_empty() {
+        tail.push(lossy(partial));
+    }
+    let found = outcome == "matched" || outcome == "any_output";
+    WaitForTextResult {
+        found,
+        outcome: outcome.to_owned(),
+        matched_index: index.map(|i| i as i64),
+        matched_lines: bounded_tail(&matched),
+        saw_new_output: !tail.is_empty(),
+        tail: bounded_tail(&tail),
+        matched_at_entry: at_entry && !found,
+        alternate_screen: alternate,
+        pane_id: watch.id.to_string(),
+        elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        effective_timeout: effective.as_secs_f64(),
+    }
+}
+
+// ---------------------------------------------------------------- run_command
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RunCommandArgs {
+    /// The shell command to run.
+    command: String,
+    #[serde(flatten)]
+    pane: PaneSel,
+    /// Seconds to wait, capped by the server (see effective_timeout). On timeout the command keeps running.
+    #[serde(default = "default_run_timeout")]
+    timeout: f64,
+    /// Keep at most this many output lines (the last ones); null keeps all.
+    #[serde(default)]
+    max_lines: Option<i64>,
+    /// Prefix a space so shells set to ignore such lines keep the command out of history. Default: LIBTMUX_SUPPRESS_HISTORY.
+    #[serde(default)]
+    suppress_history: Option<bool>,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+fn default_run_timeout() -> f64 {
+    30.0
+}
+
+/// The outcome of `run_command`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RunCommandResult {
+    pub pane_id: String,
+    /// The command's exit status; null when it timed out.
+    pub exit_status: Option<i64>,
+    pub timed_out: bool,
+    pub elapsed_seconds: f64,
+    /// The command's own output lines (escape sequences removed).
+    pub output: Vec<String>,
+    pub output_truncated: bool,
+    pub output_truncated_lines: i64,
+    pub effective_timeout: f64,
+}
+
+/// The text typed into the shell. The markers are printed by `printf` from
+/// pieces, so the echo of the typed line never contains them: only the
+/// shell running the command can produce them. The command runs in a
+/// subshell, so `exit 3` reports 3 without ending the pane's shell.
+fn payload(command: &str, nonce: &str, suppress_history: bool) -> String {
+    let space = if suppress_history { " " } else { "" };
+    format!(
+        "{space}printf '%s_%s\\n' __tmux_mcp_{nonce} start; (\n{command}\n); printf '%s_%s_%d\\n' __tmux_mcp_{nonce} end \"$?\""
+    )
+}
+
+/// Output lines kept while a command runs: the last `max` lines, bounded
+/// in bytes too, with a count of what was dropped.
+struct Collected {
+    lines: std::collections::VecDeque<String>,
+    bytes: usize,
+    dropped: usize,
+    max_lines: usize,
+    max_bytes: usize,
+}
+
+impl Collected {
+    fn new(max_lines: usize, max_bytes: usize) -> Self {
+        Collected {
+            lines: Default::default(),
+            bytes: 0,
+            dropped: 0,
+            max_lines,
+            max_bytes,
+        }
+    }
+
+    fn push(&mut self, line: String) {
+        self.bytes += line.len();
+        self.lines.push_back(line);
+        while self.lines.len() > self.max_lines
+            || (self.bytes > self.max_bytes && self.lines.len() > 1)
+        {
+            let gone = self.lines.pop_front().expect("non-empty");
+            self.bytes -= gone.len();
+            self.dropped += 1;
+        }
+    }
+}
+
+async fn run_command(
+    app: Arc<App>,
+    args: RunCommandArgs,
+    ctx: CallContext,
+) -> ToolResult<RunCommandResult> {
+    let started = Instant::now();
+    let command = args.command.trim_end();
+    if command.trim().is_empty() {
+        return Err(ToolError::invalid("command must not be empty"));
+    }
+    let suppress = args.suppress_history.unwrap_or(app.config.suppress_history);
+    if suppress && command.contains(['\n', '\r']) {
+        return Err(ToolError::invalid(
+            "command must be a single line when suppress_history=True",
+        ));
+    }
+    let max_lines = match args.max_lines {
+        Some(n) if n <= 0 => {
+            return Err(ToolError::invalid(format!(
+                "max_lines must be positive or null (received {n})"
+            )));
+        }
+        Some(n) => n as usize,
+        None => usize::MAX,
+    };
+    let effective = seconds(args.timeout, "timeout")?.min(app.config.wait_max);
+    let deadline = started + effective;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let mut watch = watch_pane(&target, &args.pane).await?;
+    let nonce = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+    let start_marker = format!("__tmux_mcp_{nonce}_start");
+    let end_marker =
+        Regex::new(&format!("__tmux_mcp_{nonce}_end_(-?[0-9]+)")).expect("valid regex");
+
+    watch.mark_seen();
+    let mut cursor = watch.end();
+    let typed = Command::new("send-keys")
+        .target(watch.id)
+        .flag("-l")
+        .flag("--")
+        .arg(payload(command, &nonce, suppress));
+    target.run(typed).await?;
+    target
+        .run(Command::new("send-keys").target(watch.id).arg("Enter"))
+        .await?;
+
+    let mut view = LineView::new(MAX_LINE);
+    let mut output = Collected::new(max_lines, app.config.limits.tool_result);
+    let mut running = false;
+    let pane_id = watch.id.to_string();
+    let finish = |exit_status: Option<i64>, output: Collected| RunCommandResult {
+        pane_id: pane_id.clone(),
+        exit_status,
+        timed_out: exit_status.is_none(),
+        elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        output_truncated: output.dropped > 0,
+        output_truncated_lines: output.dropped as i64,
+        output: output.lines.into_iter().collect(),
+        effective_timeout: effective.as_secs_f64(),
+    };
+    loop {
+        watch.mark_seen();
+        let chunk = watch.read(&mut cursor, &mut view);
+        for line in &chunk.lines {
+            if !running {
+                running = line.ends_with(start_marker.as_bytes());
+                continue;
+            }
+            if let Some(found) = end_marker.captures(line) {
+                let whole = found.get(0).expect("match");
+                if whole.start() > 0 {
+                    // Output without a final newline shares the marker's line.
+                    output.push(lossy(&line[..whole.start()]));
+                }
+                let status = std::str::from_utf8(&found[1])
+                    .ok()
+                    .and_then(|s| s.parse().ok());
+                return Ok(finish(Some(status.unwrap_or(-1)), output));
+            }
+            output.push(lossy(line));
+        }
+        watch.check_alive(&target).await?;
+        let now = Instant::now();
+        if now >= deadline {
+            if running && !view.partial().is_empty() {
+                output.push(lossy(view.partial()));
+            }
+            return Ok(finish(None, output));
+        }
+        tokio::select! {
+            _ = watch.changed(deadline - now) => {}
+            _ = ctx.cancel.cancelled() => {
+                return Err(ToolError::new("Cancelled", "run_command was cancelled; the command keeps running"));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- capture_since
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CaptureSinceArgs {
+    /// The cursor returned by the previous call; omit on the first call.
+    #[serde(default)]
+    cursor: Option<String>,
+    #[serde(flatten)]
+    pane: PaneSel,
+    /// Keep at most this many lines (the last ones); null for no limit.
+    #[serde(default = "default_since_lines")]
+    max_lines: Option<i64>,
+    /// Keep at most this many bytes of lines (the last ones); null for no limit.
+    #[serde(default = "default_since_bytes")]
+    max_bytes: Option<i64>,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+fn default_since_lines() -> Option<i64> {
+    Some(500)
+}
+
+fn default_since_bytes() -> Option<i64> {
+    Some(128_000)
+}
+
+/// The outcome of `capture_since`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CaptureSinceResult {
+    pub pane_id: String,
+    /// Pass this to the next call to get only what comes after.
+    pub cursor: String,
+    /// The visible screen (first call) or the lines printed since the cursor.
+    pub lines: Vec<String>,
+    pub elapsed_seconds: f64,
+    /// Output was lost between the two calls (evicted, or not observed).
+    pub lines_missed: bool,
+    pub truncated: bool,
+    pub truncated_lines: i64,
+    pub truncated_bytes: i64,
+}
+
+const CURSOR_PREFIX: &str = "tmux-mcp-cursor-v1";
+
+/// Where a previous call stopped: the pane, its recording, a ring offset.
+struct Cursor {
+    pane: PaneId,
+    epoch: u64,
+    offset: u64,
+}
+
+impl Cursor {
+    fn encode(&self) -> String {
+        format!(
+            "{CURSOR_PREFIX}.{}.{}.{}",
+            self.pane, self.epoch, self.offset
+        )
+    }
+
+    fn decode(text: &str) -> ToolResult<Cursor> {
+        let bad = |why: &str| ToolError::invalid(format!("invalid capture_since cursor: {why}"));
+        let mut parts = text.split('.');
+        if parts.next() != Some(CURSOR_PREFIX) {
+            return Err(bad("unsupported cursor format"));
+        }
+        let pane = parts
+            .next()
+            .and_then(|p| PaneId::parse(p.as_bytes()))
+            .ok_or_else(|| bad("missing or invalid pane"))?;
+        let epoch = parts
+            .next()
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(|| bad("missing or invalid epoch"))?;
+        let offset = parts
+            .next()
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(|| bad("missing or invalid offset"))?;
+        if parts.next().is_some() {
+            return Err(bad("unsupported cursor format"));
+        }
+        Ok(Cursor {
+            pane,
+            epoch,
+            offset,
+        })
+    }
+}
+
+fn limit(value: Option<i64>, name: &str) -> ToolResult<usize> {
+    match value {
+        None => Ok(usize::MAX),
+        Some(n) if n > 0 => Ok(n as usize),
+        Some(n) => Err(ToolError::invalid(format!(
+            "{name} must be positive or None (received {n})"
+        ))),
+    }
+}
+
+async fn capture_since(
+    app: Arc<App>,
+    args: CaptureSinceArgs,
+    _: CallContext,
+) -> ToolResult<CaptureSinceResult> {
+    let started = Instant::now();
+    let max_lines = limit(args.max_lines, "max_lines")?;
+    let max_bytes = limit(args.max_bytes, "max_bytes")?;
+    let cursor = args.cursor.as_deref().map(Cursor::decode).transpose()?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let id = match (&cursor, &args.pane.pane_id) {
+        (Some(c), Some(requested)) if c.pane.to_string() != *requested => {
+            return Err(ToolError::invalid(format!(
+                "cursor pane {} does not match requested pane {requested}",
+                c.pane
+            )));
+        }
+        (Some(c), None)
+            if args.pane.session_name.is_none()
+                && args.pane.session_id.is_none()
+                && args.pane.window_id.is_none() =>
+        {
+            c.pane
+        }
+        _ => target::resolve_pane(&target, &args.pane).await?,
+    };
+    let watch = Watch::start(&target, id).await?;
+    let (mut lines, end, missed) =
+        match cursor.filter(|c| c.pane == id && c.epoch == watch.pane.epoch) {
+            Some(c) => {
+                let mut offset = c.offset;
+                let mut view = LineView::new(MAX_LINE);
+                let chunk = watch.read(&mut offset, &mut view);
+                let mut lines: Vec<String> = chunk.lines.iter().map(|l| lossy(l)).collect();
+                if !view.partial().is_empty() {
+                    lines.push(lossy(view.partial()));
+                }
+                (lines, offset, chunk.missed)
+            }
+            // First call, or the recording the cursor pointed into is gone.
+            None => {
+                let (screen, position) = watch.capture(&[]).await?;
+                (screen, position, args.cursor.is_some())
+            }
+        };
+    let mut truncated_lines = 0;
+    if lines.len() > max_lines {
+        truncated_lines = lines.len() - max_lines;
+        lines.drain(..truncated_lines);
+    }
+    let mut truncated_bytes = 0;
+    let mut total: usize = lines.iter().map(String::len).sum();
+    while total > max_bytes && !lines.is_empty() {
+        let over = total - max_bytes;
+        if lines[0].len() <= over || lines.len() > 1 {
+            let gone = lines.remove(0);
+            total -= gone.len();
+            truncated_bytes += gone.len();
+            truncated_lines += 1;
+        } else {
+            let mut cut = over;
+            while !lines[0].is_char_boundary(cut) {
+                cut += 1;
+            }
+            lines[0].drain(..cut);
+            total -= cut;
+            truncated_bytes += cut;
+        }
+    }
+    Ok(CaptureSinceResult {
+        pane_id: id.to_string(),
+        cursor: Cursor {
+            pane: id,
+            epoch: watch.pane.epoch,
+            offset: end,
+        }
+        .encode(),
+        lines,
+        elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        lines_missed: missed,
+        truncated: truncated_lines > 0 || truncated_bytes > 0,
+        truncated_lines: truncated_lines as i64,
+        truncated_bytes: truncated_bytes as i64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_never_appear_in_the_typed_text() {
+        let typed = payload("echo hi", "abc", true);
+        assert!(typed.starts_with(' '));
+        assert!(!typed.contains("__tmux_mcp_abc_start"));
+        assert!(!typed.contains("__tmux_mcp_abc_end_"));
+    }
+
+    #[test]
+    fn cursors_round_trip_and_reject_junk() {
+        let c = Cursor {
+            pane: PaneId(3),
+            epoch: 7,
+            offset: 99,
+        };
+        let back = Cursor::decode(&c.encode()).unwrap();
+        assert_eq!((back.pane, back.epoch, back.offset), (PaneId(3), 7, 99));
+        for bad in [
+            "",
+            "x",
+            "tmux-mcp-cursor-v1.%3.7",
+            "tmux-mcp-cursor-v1.3.7.9",
+            "tmux-mcp-cursor-v1.%3.7.9.1",
+        ] {
+            assert!(Cursor::decode(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn collected_output_keeps_the_tail() {
+        let mut c = Collected::new(2, 1000);
+        for i in 0..5 {
+            c.push(i.to_string());
+        }
+        assert_eq!(c.lines, ["3", "4"]);
+        assert_eq!(c.dropped, 3);
+    }
+}

@@ -1,0 +1,454 @@
+//! wait_for_text, run_command and capture_since against a live private tmux.
+//! Waits are armed before the output they expect is produced: a test learns
+//! that a wait is armed from its first progress notification, not from a sleep.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{PrivateTmux, err, ok};
+use tmux_mcp::mcp::{CallContext, CallToolResult, Logger, Outbox, Progress, RequestGate, Service};
+use tmux_mcp::tools::TmuxService;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+const BOUND: Duration = Duration::from_secs(15);
+
+fn first_pane(tmux: &PrivateTmux) -> String {
+    tmux.cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
+        .trim()
+        .to_owned()
+}
+
+/// Starts a tool call with a progress token; returns once the call has sent
+/// its first progress notification (for wait_for_text: armed).
+async fn start_armed(
+    svc: &TmuxService,
+    tool: &str,
+    args: Value,
+    cancel: CancellationToken,
+) -> tokio::task::JoinHandle<CallToolResult> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let outbox = Outbox(tx);
+    let ctx = CallContext {
+        cancel,
+        progress: Progress::new(Some(json!("t")), outbox, RequestGate::new()),
+        log: Logger::none(),
+    };
+    let call = svc.call_tool(tool, args, ctx).expect("tool exists");
+    let handle = tokio::spawn(call);
+    let armed = tokio::time::timeout(BOUND, rx.recv())
+        .await
+        .expect("armed in time");
+    assert!(armed.is_some(), "the call ended before it was armed");
+    handle
+}
+
+async fn finish(handle: tokio::task::JoinHandle<CallToolResult>) -> Value {
+    let result = tokio::time::timeout(BOUND, handle)
+        .await
+        .expect("finished in time")
+        .expect("no panic");
+    assert!(!result.is_error, "{:?}", result.content);
+    result.structured_content.expect("structured")
+}
+
+#[tokio::test]
+async fn wait_for_text_sees_only_output_written_after_it_began() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = first_pane(&tmux);
+    ok(
+        &svc,
+        "send_keys",
+        json!({"pane_id": pane, "keys": "echo OLD-$((40+2)); tmux wait-for -S old"}),
+    )
+    .await;
+    tmux.wait_for("old", BOUND).await;
+
+    let args = json!({"pane_id": pane, "patterns": ["old-42", "NEW-7"], "timeout": 10});
+    let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
+    ok(
+        &svc,
+        "send_keys",
+        json!({"pane_id": pane, "keys": "echo NEW-$((3+4))"}),
+    )
+    .await;
+    let result = finish(wait).await;
+    assert_eq!(result["found"], true);
+    assert_eq!(result["outcome"], "matched");
+    assert_eq!(
+        result["matched_index"], 1,
+        "OLD-42 was on screen before: it must not match"
+    );
+    assert_eq!(result["matched_lines"], json!(["NEW-7"]));
+    assert_eq!(result["matched_at_entry"], false);
+    assert_eq!(result["saw_new_output"], true);
+    assert!(result["effective_timeout"].as_f64().unwrap() <= 10.0);
+}
+
+#[tokio::test]
+async fn wait_for_text_reports_text_that_was_only_there_at_entry() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = first_pane(&tmux);
+    ok(
+        &svc,
+        "send_keys",
+        json!({"pane_id": pane, "keys": "echo ONSCREEN-$((1+1)); tmux wait-for -S shown"}),
+    )
+    .await;
+    tmux.wait_for("shown", BOUND).await;
+    let result = ok(
+        &svc,
+        "wait_for_text",
+        json!({"pane_id": pane, "patterns": ["onscreen-2"], "timeout": 0.3}),
+    )
+    .await;
+    assert_eq!(result["found"], false);
+    assert_eq!(result["outcome"], "timeout");
+    assert_eq!(result["matched_at_entry"], true);
+}
+
+#[tokio::test]
+async fn stop_patterns_and_any_output() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = first_pane(&tmux);
+
+    let args = json!({"pane_id": pane, "patterns": ["never-printed"], "stop": ["FAIL-0ED"], "match_case": true});
+    let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
+    ok(
+        &svc,
+        "send_keys",
+        json!({"pane_id": pane, "keys": "echo FAIL-$((0))ED"}),
+    )
+    .await;
+    let result = finish(wait).await;
+    assert_eq!(result["outcome"], "stopped");
+    assert_eq!(result["found"], false);
+    assert_eq!(result["matched_index"], 0);
+
+    let wait = start_armed(
+        &svc,
+        "wait_for_text",
+        json!({"pane_id": pane}),
+        CancellationToken::new(),
+    )
+    .await;
+    ok(
+        &svc,
+        "send_keys",
+        json!({"pane_id": pane, "keys": "x", "enter": false}),
+    )
+    .await;
+    let result = finish(wait).await;
+    assert_eq!(result["outcome"], "any_output");
+    assert_eq!(result["found"], true);
+    ok(
+        &svc,
+        "send_keys",
+        json!({"pane_id": pane, "keys": "C-u", "enter": false}),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn wait_for_text_works_when_scrollback_is_full() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = first_pane(&tmux);
+    tmux.cmd(&["set-option", "-g", "history-limit", "50"]);
+    let window = ok(&svc, "create_window", json!({"session_name": "main"})).await;
+    let pane2 = window["active_pane_id"].as_str().unwrap().to_owned();
+    ok(
+        &svc,
+        "send_keys",
+        json!({"pane_id": pane2, "keys": "seq 1 500; tmux wait-for -S filled"}),
+    )
+    .await;
+    tmux.wait_for("filled", BOUND).await;
+    let args = json!({"pane_id": pane2, "patterns": ["DONE-5"], "timeout": 10});
+    let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
+    ok(
+        &svc,
+        "send_keys",
+        json!({"pane_id": pane2, "keys": "seq 1 300; echo DONE-$((2+3))"}),
+    )
+    .await;
+    let result = finish(wait).await;
+    assert_eq!(result["found"], true, "{result}");
+    let _ = pane;
+}
+
+#[tokio::test]
+async fn wait_for_text_ends_on_cancel_and_on_pane_death() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = first_pane(&tmux);
+
+    let cancel = CancellationToken::new();
+    let wait = start_armed(
+        &svc,
+        "wait_for_text",
+        json!({"pane_id": pane, "patterns": ["x-never"], "timeout": 30}),
+        cancel.clone(),
+    )
+    .await;
+    cancel.cancel();
+    let result = tokio::time::timeout(Duration::from_secs(2), wait)
+        .await
+        .expect("cancel ends it at once")
+        .unwrap();
+    assert!(result.is_error);
+
+    let split = ok(&svc, "split_window", json!({"pane_id": pane})).await;
+    let doomed = split["pane_id"].as_str().unwrap().to_owned();
+    let wait = start_armed(
+        &svc,
+        "wait_for_text",
+        json!({"pane_id": doomed, "patterns": ["x-never"], "timeout": 30}),
+        CancellationToken::new(),
+    )
+    .await;
+    tmux.cmd(&["kill-pane", "-t", &doomed]);
+    let result = tokio::time::timeout(BOUND, wait)
+        .await
+        .expect("pane death ends it")
+        .unwrap();
+    assert!(result.is_error);
+    let text = result.content[0]["text"].as_str().unwrap();
+    assert!(text.contains("closed") || text.contains("exited"), "{text}");
+}
+
+#[tokio::test]
+async fn wait_for_text_validates_its_arguments() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = first_pane(&tmux);
+    assert!(
+        err(
+            &svc,
+            "wait_for_text",
+            json!({"pane_id": pane, "patterns": []})
+        )
+        .await
+        .contains("non-empty list")
+    );
+    assert!(
+        err(
+            &svc,
+            "wait_for_text",
+            json!({"pane_id": pane, "patterns": [""]})
+        )
+        .await
+        .contains("non-empty string")
+    );
+    assert!(
+        err(
+            &svc,
+            "wait_for_text",
+            json!({"pane_id": pane, "patterns": ["("], "regex": true})
+        )
+        .await
+        .contains("Invalid regex")
+    );
+    assert!(
+        err(
+            &svc,
+            "wait_for_text",
+            json!({"pane_id": pane, "timeout": 0})
+        )
+        .await
+        .contains("positive")
+    );
+    assert!(
+        err(
+            &svc,
+            "wait_for_text",
+            json!({"pane_id": pane, "interval": 0.001})
+        )
+        .await
+        .contains("interval")
+    );
+    assert!(
+        err(&svc, "wait_for_text", json!({"pane_id": "%999"}))
+            .await
+            .contains("Pane not found")
+    );
+}
+
+#[tokio::test]
+async fn run_command_returns_exact_output_and_status() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = first_pane(&tmux);
+    let run = |cmd: &str| json!({"pane_id": pane, "command": cmd, "timeout": 10});
+
+    let r = ok(&svc, "run_command", run("true")).await;
+    assert_eq!(
+        (
+            r["exit_status"].clone(),
+            r["output"].clone(),
+            r["timed_out"].clone()
+        ),
+        (json!(0), json!([]), json!(false))
+    );
+    let r = ok(&svc, "run_command", run("echo hello; echo 'wor ld'")).await;
+    assert_eq!(r["output"], json!(["hello", "wor ld"]));
+    let r = ok(&svc, "run_command", run("printf no-newline")).await;
+    assert_eq!(r["output"], json!(["no-newline"]));
+    let r = ok(&svc, "run_command", run("exit 3")).await;
+    assert_eq!(r["exit_status"], 3);
+    // The pane's shell survived `exit 3`.
+    let r = ok(&svc, "run_command", run("echo still-$((1+1))")).await;
+    assert_eq!(
+        (r["exit_status"].clone(), r["output"].clone()),
+        (json!(0), json!(["still-2"]))
+    );
+    let r = ok(&svc, "run_command", run("seq 1 20000")).await;
+    let out = r["output"].as_array().unwrap();
+    assert_eq!(
+        (out.len(), out[0].clone(), out[19999].clone()),
+        (20000, json!("1"), json!("20000"))
+    );
+    let r = ok(
+        &svc,
+        "run_command",
+        json!({"pane_id": pane, "command": "seq 1 10", "max_lines": 3}),
+    )
+    .await;
+    assert_eq!(
+        (r["output"].clone(), r["output_truncated_lines"].clone()),
+        (json!(["8", "9", "10"]), json!(7))
+    );
+}
+
+#[tokio::test]
+async fn run_command_multiline_heredoc_bash_and_timeout() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = first_pane(&tmux);
+    let heredoc = "cat <<'EOF'\nline one\n$HOME stays literal\nEOF";
+    let r = ok(
+        &svc,
+        "run_command",
+        json!({"pane_id": pane, "command": heredoc, "suppress_history": false}),
+    )
+    .await;
+    assert_eq!(r["output"], json!(["line one", "$HOME stays literal"]));
+    assert!(
+        err(
+            &svc,
+            "run_command",
+            json!({"pane_id": pane, "command": heredoc})
+        )
+        .await
+        .contains("single line")
+    );
+    assert!(
+        err(
+            &svc,
+            "run_command",
+            json!({"pane_id": pane, "command": "  "})
+        )
+        .await
+        .contains("empty")
+    );
+
+    let bash = ok(
+        &svc,
+        "split_window",
+        json!({"pane_id": pane, "shell": "env PS1='# ' bash --norc --noprofile"}),
+    )
+    .await;
+    let bash = bash["pane_id"].as_str().unwrap().to_owned();
+    let r = ok(
+        &svc,
+        "run_command",
+        json!({"pane_id": bash, "command": "echo \"in $0\"; false", "timeout": 10}),
+    )
+    .await;
+    assert_eq!(
+        (r["exit_status"].clone(), r["output"].clone()),
+        (json!(1), json!(["in bash"]))
+    );
+
+    let r = ok(&svc, "run_command", json!({"pane_id": pane, "command": "echo started; tmux wait-for never-signalled", "timeout": 0.5})).await;
+    assert_eq!(
+        (r["timed_out"].clone(), r["exit_status"].clone()),
+        (json!(true), json!(null))
+    );
+    assert_eq!(r["output"], json!(["started"]));
+    tmux.cmd(&["wait-for", "-S", "never-signalled"]);
+}
+
+#[tokio::test]
+async fn capture_since_returns_each_output_once() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = first_pane(&tmux);
+    let first = ok(&svc, "capture_since", json!({"pane_id": pane})).await;
+    let cursor = first["cursor"].as_str().unwrap().to_owned();
+    assert_eq!(first["lines_missed"], false);
+
+    ok(
+        &svc,
+        "send_keys",
+        json!({"pane_id": pane, "keys": "clear; printf 'a-%s\\n' 1 2 3; tmux wait-for -S printed"}),
+    )
+    .await;
+    tmux.wait_for("printed", BOUND).await;
+    let second = ok(&svc, "capture_since", json!({"cursor": cursor})).await;
+    let lines: Vec<&str> = second["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let printed: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("a-"))
+        .collect();
+    assert_eq!(printed, ["a-1", "a-2", "a-3"], "{lines:?}");
+    let cursor = second["cursor"].as_str().unwrap().to_owned();
+
+    ok(
+        &svc,
+        "send_keys",
+        json!({"pane_id": pane, "keys": "printf 'b-%s\\n' 9; tmux wait-for -S again"}),
+    )
+    .await;
+    tmux.wait_for("again", BOUND).await;
+    let third = ok(
+        &svc,
+        "capture_since",
+        json!({"cursor": cursor, "pane_id": pane}),
+    )
+    .await;
+    let lines: Vec<&str> = third["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        lines.contains(&"b-9") && !lines.iter().any(|l| l.starts_with("a-")),
+        "{lines:?}"
+    );
+
+    assert!(
+        err(&svc, "capture_since", json!({"cursor": "junk"}))
+            .await
+            .contains("invalid capture_since cursor")
+    );
+    let other = ok(&svc, "split_window", json!({"pane_id": pane})).await;
+    let mismatch = json!({"cursor": third["cursor"], "pane_id": other["pane_id"]});
+    assert!(
+        err(&svc, "capture_since", mismatch)
+            .await
+            .contains("does not match")
+    );
+}
