@@ -52,7 +52,7 @@ fn every_tool_is_fully_described() {
             assert!(tool["annotations"][hint].is_boolean(), "{name}: {hint}");
         }
         let read_only = tool["annotations"]["readOnlyHint"] == true;
-        let reads = ["list_", "get_", "capture_", "display_"]
+        let reads = ["list_", "get_", "capture_", "display_", "snapshot_"]
             .iter()
             .any(|p| name.starts_with(p));
         assert_eq!(read_only, reads, "{name}: readOnlyHint must tell the truth");
