@@ -293,7 +293,7 @@ fn initialize_and_list_tools() {
     let mut server = Server::start("basic");
     let list = server.request("tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().expect("tools");
-    assert_eq!(tools.len(), 16, "{list}");
+    assert_eq!(tools.len(), 19, "{list}");
     for tool in tools {
         let name = tool["name"].as_str().unwrap();
         for key in ["title", "description"] {

@@ -30,7 +30,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "wait_for_channel",
         "Wait For tmux Channel",
-        "Block until a tmux wait-for channel is signalled, e.g. after send_keys(\"make; tmux wait-for -S build_done\") call wait_for_channel(\"build_done\"). Never append 'exit $?' to the command (it closes an interactive shell). The wait is bounded by min(timeout, the server's wait ceiling LIBTMUX_MCP_WAIT_MAX_SECONDS). Returns \"Channel '<name>' was signalled (timeout <t>s)\"; on timeout an error \"wait-for timeout: channel '<name>' was not signalled within <t>s\". If the channel was signalled while nobody waited, the wait returns at once. Does not block other requests.",
+        "Block until a tmux wait-for channel is signalled, e.g. after send_keys(\"make; tmux wait-for -S build_done\") call wait_for_channel(\"build_done\"). Never append 'exit $?' to the command (it closes an interactive shell). The wait is bounded by min(timeout, the server's wait ceiling LIBTMUX_MCP_WAIT_MAX_SECONDS). Returns \"Channel '<name>' was signalled (timeout <t>s)\"; on timeout an error \"wait-for timeout: channel '<name>' was not signalled within <t>s\". If the channel was signalled while nobody waited, the wait returns at once. After a timeout tmux keeps the abandoned waiter until the channel's next signal, which it absorbs: a signal arriving before you wait again is not kept pending, so check the work itself before waiting again. Does not block other requests.",
         CHANNEL,
         wait_for_channel,
     ));

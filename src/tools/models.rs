@@ -69,8 +69,7 @@ pub struct PaneInfo {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct PaneSnapshot {
     pub pane_id: String,
-    /// The visible screen, trailing blank rows trimmed, at most max_lines
-    /// lines (the last ones; no header, see content_truncated).
+    /// The visible screen, trailing blank rows trimmed, at most max_lines lines (the last ones; no header).
     pub content: String,
     pub cursor_x: i64,
     pub cursor_y: i64,

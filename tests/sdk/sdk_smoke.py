@@ -116,7 +116,7 @@ async def run(binary):
 
         tools = (await client.list_tools()).tools
         missing = [t.name for t in tools if t.output_schema is None]
-        report("list tools", len(tools) == 16 and not missing,
+        report("list tools", len(tools) == 19 and not missing,
                f"{len(tools)} tools" + (f", without outputSchema: {missing}" if missing else ""))
 
         s = Steps(client)
