@@ -293,7 +293,12 @@ fn initialize_and_list_tools() {
     let mut server = Server::start("basic");
     let list = server.request("tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().expect("tools");
-    assert_eq!(tools.len(), 16, "{list}");
+    let catalog: Value = serde_json::from_str(include_str!("../protocol/tools.json")).unwrap();
+    assert_eq!(
+        tools,
+        catalog.as_array().unwrap(),
+        "tools/list is the committed catalog"
+    );
     for tool in tools {
         let name = tool["name"].as_str().unwrap();
         for key in ["title", "description"] {

@@ -22,6 +22,8 @@ pub enum TmuxError {
     Overflow,
     /// Starting or talking to a tmux process failed.
     Io(String),
+    /// The caller gave up (the request was cancelled) before tmux finished.
+    Cancelled,
 }
 
 impl fmt::Display for TmuxError {
@@ -40,6 +42,7 @@ impl fmt::Display for TmuxError {
                 f.write_str("the tmux reply was larger than the configured bound")
             }
             TmuxError::Io(msg) => write!(f, "could not run tmux: {msg}"),
+            TmuxError::Cancelled => f.write_str("the request was cancelled"),
         }
     }
 }

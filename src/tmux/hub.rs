@@ -16,6 +16,9 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use tokio::io::AsyncReadExt;
+use tokio_util::sync::CancellationToken;
+
 use super::connection::{Connection, Observer};
 use super::{Command, SessionId, TmuxError};
 use crate::config::Limits;
@@ -86,8 +89,31 @@ impl Hub {
     /// Runs a command in a `tmux` process of its own. For commands that must
     /// not run on a shared client (they block its queue, or end its session).
     pub async fn run_oneshot(&self, command: &Command) -> Result<Lines, TmuxError> {
+        self.oneshot(command, self.limits.tmux_command_timeout, None)
+            .await
+    }
+
+    /// [`Hub::run_oneshot`] with a caller-chosen bound, for commands that may
+    /// legitimately wait (`wait-for`). When `timeout` passes
+    /// ([`TmuxError::Timeout`]) or `cancel` fires ([`TmuxError::Cancelled`])
+    /// the process is killed and reaped before this returns.
+    pub async fn run_oneshot_bounded(
+        &self,
+        command: &Command,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<Lines, TmuxError> {
+        self.oneshot(command, timeout, Some(cancel)).await
+    }
+
+    async fn oneshot(
+        &self,
+        command: &Command,
+        timeout: Duration,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Lines, TmuxError> {
         let argv = command.to_argv()?;
-        let child = tokio::process::Command::new(&self.tmux_bin)
+        let mut child = tokio::process::Command::new(&self.tmux_bin)
             .arg("-u")
             .arg("-S")
             .arg(&self.socket)
@@ -100,13 +126,37 @@ impl Hub {
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| TmuxError::Io(format!("{}: {e}", self.tmux_bin.display())))?;
-        let output =
-            tokio::time::timeout(self.limits.tmux_command_timeout, child.wait_with_output())
-                .await
-                .map_err(|_| TmuxError::Timeout(self.limits.tmux_command_timeout))?
-                .map_err(|e| TmuxError::Io(e.to_string()))?;
-        if output.status.success() {
-            let mut stdout = output.stdout;
+        let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
+            return Err(TmuxError::Io("tmux output pipes missing".into()));
+        };
+        let finished = {
+            let run = async {
+                let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+                tokio::try_join!(out.read_to_end(&mut stdout), err.read_to_end(&mut stderr))?;
+                let status = child.wait().await?;
+                Ok::<_, std::io::Error>((status, stdout, stderr))
+            };
+            let cancelled = async {
+                match cancel {
+                    Some(token) => token.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                done = run => Ok(done),
+                _ = tokio::time::sleep(timeout) => Err(TmuxError::Timeout(timeout)),
+                _ = cancelled => Err(TmuxError::Cancelled),
+            }
+        };
+        let (status, mut stdout, stderr) = match finished {
+            Ok(done) => done.map_err(|e| TmuxError::Io(e.to_string()))?,
+            Err(e) => {
+                // SIGKILL and reap: no tmux client outlives the call.
+                let _ = child.kill().await;
+                return Err(e);
+            }
+        };
+        if status.success() {
             if stdout.last() == Some(&b'\n') {
                 stdout.pop();
             }
@@ -115,7 +165,7 @@ impl Hub {
             }
             return Ok(stdout.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect());
         }
-        let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+        let stderr = String::from_utf8_lossy(&stderr).trim().to_owned();
         if is_no_server(&stderr) {
             Err(TmuxError::NoServer(stderr))
         } else {

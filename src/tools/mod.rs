@@ -7,6 +7,7 @@
 //! and its output schema from `Out`. A non-object `Out` (a string, a list)
 //! is wrapped as `{"result": …}` the way the reference does it.
 
+mod channel;
 mod filters;
 pub mod models;
 mod observe;
@@ -370,6 +371,7 @@ pub fn catalog() -> Vec<ToolDef> {
     window::register(&mut tools);
     pane::register(&mut tools);
     wait::register(&mut tools);
+    channel::register(&mut tools);
     tools
 }
 

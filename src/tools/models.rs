@@ -65,6 +65,49 @@ pub struct PaneInfo {
     pub is_caller: Option<bool>,
 }
 
+/// One pane in one call: what it shows plus cursor, mode and geometry.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PaneSnapshot {
+    pub pane_id: String,
+    /// The visible screen, trailing blank rows trimmed, at most max_lines lines (the last ones; no header).
+    pub content: String,
+    pub cursor_x: i64,
+    pub cursor_y: i64,
+    pub pane_width: i64,
+    pub pane_height: i64,
+    /// Window-relative cell coordinates; right and bottom are inclusive.
+    pub pane_left: Option<i64>,
+    pub pane_top: Option<i64>,
+    pub pane_right: Option<i64>,
+    pub pane_bottom: Option<i64>,
+    pub pane_at_left: Option<bool>,
+    pub pane_at_right: Option<bool>,
+    pub pane_at_top: Option<bool>,
+    pub pane_at_bottom: Option<bool>,
+    pub pane_tty: Option<String>,
+    pub pane_pid: Option<String>,
+    /// True when the pane's process has exited (remain-on-exit).
+    pub pane_dead: Option<bool>,
+    /// True while the alternate screen is on (full-screen programs).
+    pub alternate_on: Option<bool>,
+    /// True in copy mode or another pane mode.
+    pub pane_in_mode: bool,
+    /// The mode's name (e.g. 'copy-mode'), null outside a mode.
+    pub pane_mode: Option<String>,
+    /// Lines scrolled back in copy mode; null outside it.
+    pub scroll_position: Option<i64>,
+    pub history_size: i64,
+    pub title: Option<String>,
+    pub pane_current_command: Option<String>,
+    pub pane_current_path: Option<String>,
+    /// True when this is the pane this MCP server runs in; null when unknown.
+    pub is_caller: Option<bool>,
+    /// True when lines were cut from the top to honour max_lines.
+    pub content_truncated: bool,
+    /// How many lines were cut.
+    pub content_truncated_lines: i64,
+}
+
 /// A tmux server.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ServerInfo {

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::filters::{self, Filters};
-use super::models::PaneInfo;
+use super::models::{PaneInfo, PaneSnapshot};
 use super::rows;
 use super::server::Sock;
 use super::spawn::SpawnArgs;
@@ -59,6 +59,13 @@ pub fn register(tools: &mut Vec<ToolDef>) {
         "The text a pane shows (visible screen, or a range with start/end; negative lines are scrollback), trailing blank lines trimmed, at most max_lines lines (the last ones; a header says how many were cut).",
         READ,
         capture_pane,
+    ));
+    tools.push(ToolDef::new(
+        "snapshot_pane",
+        "Snapshot Pane",
+        "Content, cursor, mode and geometry of one pane in one call: prefer it over capture_pane plus get_pane_info. content is the visible screen with trailing blank rows trimmed, at most max_lines lines (the last ones; content_truncated and content_truncated_lines say what was cut). pane_in_mode/pane_mode/scroll_position show copy mode; alternate_on shows a full-screen program.",
+        READ,
+        snapshot_pane,
     ));
     tools.push(ToolDef::new(
         "display_message",
@@ -319,34 +326,58 @@ fn default_max_lines() -> Option<i64> {
     Some(500)
 }
 
-async fn capture_pane(app: Arc<App>, args: CapturePaneArgs, _: CallContext) -> ToolResult<String> {
-    if let Some(n) = args.max_lines
-        && n <= 0
-    {
-        return Err(ToolError::invalid(format!(
+fn check_max_lines(max_lines: Option<i64>) -> ToolResult<()> {
+    match max_lines {
+        Some(n) if n <= 0 => Err(ToolError::invalid(format!(
             "max_lines must be positive or null (received {n})"
-        )));
+        ))),
+        _ => Ok(()),
     }
-    let target = app.socket(args.sock.socket_name.as_deref())?;
-    let pane = target::resolve_pane(&target, &args.pane).await?;
-    let cmd = Command::new("capture-pane").flag("-p").target(pane);
-    let cmd = cmd
-        .opt_if("-S", args.start.map(|n| n.to_string()))
-        .opt_if("-E", args.end.map(|n| n.to_string()));
-    let mut lines: Vec<String> = target
-        .run(cmd)
-        .await?
+}
+
+/// A `capture-pane -p` reply as lines, trailing blank rows trimmed.
+fn trimmed_lines(reply: &[Vec<u8>]) -> Vec<String> {
+    let mut lines: Vec<String> = reply
         .iter()
         .map(|l| String::from_utf8_lossy(l).into_owned())
         .collect();
     while lines.last().is_some_and(|l| l.trim().is_empty()) {
         lines.pop();
     }
-    let cut = match args.max_lines {
+    lines
+}
+
+/// How many leading lines to cut to keep at most `max_lines`.
+fn lines_to_cut(lines: &[String], max_lines: Option<i64>) -> usize {
+    match max_lines {
         Some(max) if lines.len() > max as usize => lines.len() - max as usize,
         _ => 0,
-    };
-    let mut text = if cut > 0 {
+    }
+}
+
+/// The global response backstop: keeps the last `limit` bytes.
+fn backstop(text: String, limit: usize) -> String {
+    if text.len() <= limit {
+        return text;
+    }
+    let mut start = text.len() - limit;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("[... truncated {start} bytes ...]\n{}", &text[start..])
+}
+
+async fn capture_pane(app: Arc<App>, args: CapturePaneArgs, _: CallContext) -> ToolResult<String> {
+    check_max_lines(args.max_lines)?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let pane = target::resolve_pane(&target, &args.pane).await?;
+    let cmd = Command::new("capture-pane").flag("-p").target(pane);
+    let cmd = cmd
+        .opt_if("-S", args.start.map(|n| n.to_string()))
+        .opt_if("-E", args.end.map(|n| n.to_string()));
+    let lines = trimmed_lines(&target.run(cmd).await?);
+    let cut = lines_to_cut(&lines, args.max_lines);
+    let text = if cut > 0 {
         format!(
             "[... truncated {cut} lines ...]\n{}",
             lines[cut..].join("\n")
@@ -354,15 +385,50 @@ async fn capture_pane(app: Arc<App>, args: CapturePaneArgs, _: CallContext) -> T
     } else {
         lines.join("\n")
     };
-    let limit = app.config.limits.tool_result;
-    if text.len() > limit {
-        let mut start = text.len() - limit;
-        while !text.is_char_boundary(start) {
-            start += 1;
-        }
-        text = format!("[... truncated {start} bytes ...]\n{}", &text[start..]);
-    }
-    Ok(text)
+    Ok(backstop(text, app.config.limits.tool_result))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SnapshotPaneArgs {
+    #[serde(flatten)]
+    pane: PaneSel,
+    /// Keep at most this many lines of content (the last ones); null for no limit.
+    #[serde(default = "default_max_lines")]
+    max_lines: Option<i64>,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+async fn snapshot_pane(
+    app: Arc<App>,
+    args: SnapshotPaneArgs,
+    _: CallContext,
+) -> ToolResult<PaneSnapshot> {
+    check_max_lines(args.max_lines)?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let pane = target::resolve_pane(&target, &args.pane).await?;
+    let fields = rows::SNAPSHOT_FIELDS;
+    let info = Command::new("display-message")
+        .flag("-p")
+        .target(pane)
+        .arg(rows::format(fields));
+    let capture = Command::new("capture-pane").flag("-p").target(pane);
+    // Both go out at once on the control client; replies come in order.
+    let (info, capture) = tokio::try_join!(target.run(info), target.run(capture))?;
+    // display-message does not fail on a missing pane: it prints empty
+    // fields, so the pane id is the first field and must match.
+    let mut snap = rows::records(&info, fields.len())
+        .first()
+        .map(|r| rows::snapshot(r))
+        .filter(|s| s.pane_id == pane.to_string())
+        .ok_or_else(|| target::pane_not_found(&pane.to_string()))?;
+    let lines = trimmed_lines(&capture);
+    let cut = lines_to_cut(&lines, args.max_lines);
+    snap.content = backstop(lines[cut..].join("\n"), app.config.limits.tool_result);
+    snap.content_truncated = cut > 0;
+    snap.content_truncated_lines = cut as i64;
+    snap.is_caller = app.is_caller(&target, &snap.pane_id);
+    Ok(snap)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

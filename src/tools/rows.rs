@@ -5,7 +5,7 @@
 //! safe separator; these two code points are printed raw by every tmux
 //! version (clients run with `-u`) and never appear in ids or numbers.
 
-use super::models::{PaneInfo, SessionInfo, WindowInfo};
+use super::models::{PaneInfo, PaneSnapshot, SessionInfo, WindowInfo};
 
 const FIELD: &str = "\u{241E}";
 const RECORD: &str = "\u{241F}";
@@ -164,6 +164,69 @@ pub fn pane(f: &[String]) -> PaneRow {
     PaneRow {
         info,
         session_name: f[17].clone(),
+    }
+}
+
+/// `snapshot_pane`'s fields: the pane id (empty when there is no such
+/// pane), then the reference's 23 variables with the free text last.
+pub const SNAPSHOT_FIELDS: &[&str] = &[
+    "pane_id",
+    "cursor_x",
+    "cursor_y",
+    "pane_width",
+    "pane_height",
+    "pane_in_mode",
+    "pane_mode",
+    "scroll_position",
+    "history_size",
+    "pane_left",
+    "pane_top",
+    "pane_right",
+    "pane_bottom",
+    "pane_at_left",
+    "pane_at_right",
+    "pane_at_top",
+    "pane_at_bottom",
+    "pane_tty",
+    "pane_pid",
+    "pane_dead",
+    "alternate_on",
+    "pane_current_command",
+    "pane_current_path",
+    "pane_title",
+];
+
+/// A snapshot without content (`content` empty, nothing truncated).
+pub fn snapshot(f: &[String]) -> PaneSnapshot {
+    PaneSnapshot {
+        pane_id: f[0].clone(),
+        content: String::new(),
+        cursor_x: int(&f[1]).unwrap_or(0),
+        cursor_y: int(&f[2]).unwrap_or(0),
+        pane_width: int(&f[3]).unwrap_or(0),
+        pane_height: int(&f[4]).unwrap_or(0),
+        pane_in_mode: flag(&f[5]).unwrap_or(false),
+        pane_mode: opt(&f[6]),
+        scroll_position: int(&f[7]),
+        history_size: int(&f[8]).unwrap_or(0),
+        pane_left: int(&f[9]),
+        pane_top: int(&f[10]),
+        pane_right: int(&f[11]),
+        pane_bottom: int(&f[12]),
+        pane_at_left: flag(&f[13]),
+        pane_at_right: flag(&f[14]),
+        pane_at_top: flag(&f[15]),
+        pane_at_bottom: flag(&f[16]),
+        pane_tty: opt(&f[17]),
+        pane_pid: opt(&f[18]),
+        pane_dead: flag(&f[19]),
+        alternate_on: flag(&f[20]),
+        pane_current_command: opt(&f[21]),
+        pane_current_path: opt(&f[22]),
+        title: opt(&f[23]),
+        is_caller: None,
+        content_truncated: false,
+        content_truncated_lines: 0,
     }
 }
 

@@ -270,11 +270,13 @@ impl App {
     /// Fills in `is_caller` the way the reference does: null without an
     /// identity, true only for our own pane on our own server.
     pub fn mark_caller(&self, target: &Target, info: &mut PaneInfo) {
-        let Some(me) = &self.config.caller.pane_id else {
-            return;
-        };
-        info.is_caller =
-            Some(me == &info.pane_id && self.caller_socket_is(target.hub.socket(), false));
+        info.is_caller = self.is_caller(target, &info.pane_id);
+    }
+
+    /// `is_caller` for the pane `pane_id` of `target`'s server.
+    pub fn is_caller(&self, target: &Target, pane_id: &str) -> Option<bool> {
+        let me = self.config.caller.pane_id.as_ref()?;
+        Some(me == pane_id && self.caller_socket_is(target.hub.socket(), false))
     }
 
     /// Is this MCP server running inside the server at `socket`? `lenient`

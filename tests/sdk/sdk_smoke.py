@@ -12,6 +12,7 @@ message. Prints one line per step, then `N passed, N failed`; exits 1 on
 any failure.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -116,7 +117,9 @@ async def run(binary):
 
         tools = (await client.list_tools()).tools
         missing = [t.name for t in tools if t.output_schema is None]
-        report("list tools", len(tools) == 16 and not missing,
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "protocol", "tools.json")) as f:
+            expected = len(json.load(f))
+        report("list tools", len(tools) == expected and not missing,
                f"{len(tools)} tools" + (f", without outputSchema: {missing}" if missing else ""))
 
         s = Steps(client)

@@ -1,0 +1,218 @@
+//! tmux `wait-for` channels: block until a shell signals, or signal one.
+//!
+//! `wait-for` holds a control client's whole command queue, so both tools run
+//! a `tmux` process of their own, bounded and killed on timeout or
+//! cancellation.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::server::Sock;
+use super::{App, Hints, ToolDef, ToolError, ToolResult};
+use crate::mcp::CallContext;
+use crate::tmux::{Command, TmuxError};
+
+/// Changes nothing of tmux's objects, but consumes or leaves channel state.
+const CHANNEL: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+};
+
+/// The reference's bound on `wait-for -S`.
+const SIGNAL_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub fn register(tools: &mut Vec<ToolDef>) {
+    tools.push(ToolDef::new(
+        "wait_for_channel",
+        "Wait For tmux Channel",
+        "Block until a tmux wait-for channel is signalled, e.g. after send_keys(\"make; tmux wait-for -S build_done\") call wait_for_channel(\"build_done\"). Never append 'exit $?' to the command (it closes an interactive shell). The wait is bounded by min(timeout, the server's wait ceiling LIBTMUX_MCP_WAIT_MAX_SECONDS). Returns \"Channel '<name>' was signalled (timeout <t>s)\"; on timeout an error \"wait-for timeout: channel '<name>' was not signalled within <t>s\". If the channel was signalled while nobody waited, the wait returns at once. After a timeout tmux keeps the abandoned waiter until the channel's next signal, which it absorbs: a signal arriving before you wait again is not kept pending, so check the work itself before waiting again. Does not block other requests.",
+        CHANNEL,
+        wait_for_channel,
+    ));
+    tools.push(ToolDef::new(
+        "signal_channel",
+        "Signal tmux Channel",
+        "Signal a tmux wait-for channel (tmux wait-for -S), waking every wait_for_channel on it. Returns \"Channel '<name>' signalled\". With no current waiter, tmux records one pending signal for the next waiter to consume. Signalling that channel again clears it.",
+        CHANNEL,
+        signal_channel,
+    ));
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WaitForChannelArgs {
+    /// Channel name: 1-128 characters from A-Z a-z 0-9 _ . : -
+    channel: String,
+    /// Seconds to wait (must be > 0); clamped to the server's wait ceiling.
+    #[serde(default = "default_timeout")]
+    timeout: f64,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+fn default_timeout() -> f64 {
+    30.0
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SignalChannelArgs {
+    /// Channel name: 1-128 characters from A-Z a-z 0-9 _ . : -
+    channel: String,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+/// `^[A-Za-z0-9_.:-]{1,128}$`, checked before anything is spawned.
+fn check_channel(name: &str) -> ToolResult<()> {
+    let ok = (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b));
+    if ok {
+        return Ok(());
+    }
+    Err(
+        ToolError::invalid(format!("Invalid channel name: {name:?}")).suggest(
+            "Channel names are 1 to 128 characters from A-Z, a-z, 0-9, '_', '.', ':' and '-'.",
+        ),
+    )
+}
+
+/// Seconds the way Python prints a float: `30.0`, `0.3`.
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.1}")
+    } else {
+        format!("{}", (s * 1000.0).round() / 1000.0)
+    }
+}
+
+async fn wait_for_channel(
+    app: Arc<App>,
+    args: WaitForChannelArgs,
+    ctx: CallContext,
+) -> ToolResult<String> {
+    let channel = args.channel;
+    check_channel(&channel)?;
+    if !args.timeout.is_finite() || args.timeout <= 0.0 {
+        return Err(ToolError::invalid(format!(
+            "timeout must be a positive number of seconds (received {})",
+            args.timeout
+        )));
+    }
+    let timeout = Duration::from_secs_f64(args.timeout).min(app.config.wait_max);
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let cmd = Command::new("wait-for").flag("--").arg(&channel);
+    match target
+        .hub
+        .run_oneshot_bounded(&cmd, timeout, &ctx.cancel)
+        .await
+    {
+        Ok(_) => {}
+        Err(TmuxError::Timeout(_)) => {
+            return Err(ToolError::new(
+                "TimeoutError",
+                format!(
+                    "wait-for timeout: channel '{channel}' was not signalled within {}s",
+                    secs(timeout)
+                ),
+            )
+            .suggest("Check that the command signalling the channel ran (tmux wait-for -S <channel>), or wait again with a longer timeout."));
+        }
+        Err(TmuxError::Cancelled) => return Err(cancelled()),
+        Err(e) => return Err(failed("wait-for failed", &channel, e)),
+    }
+    // tmux also exits 0 when its server shuts down cleanly.
+    let probe = target
+        .hub
+        .run_oneshot_bounded(
+            &Command::new("list-sessions").opt("-F", "#{session_id}"),
+            Duration::from_secs(5),
+            &ctx.cancel,
+        )
+        .await;
+    match probe {
+        Err(TmuxError::NoServer(_)) => Err(ToolError::new(
+            "TmuxServerNotRunning",
+            format!(
+                "wait-for returned for channel '{channel}' but the tmux server is no longer running, so the channel was probably never signalled — tmux exits 0 for both. Re-check the work you were waiting on."
+            ),
+        )),
+        Err(TmuxError::Cancelled) => Err(cancelled()),
+        _ => Ok(format!(
+            "Channel '{channel}' was signalled (timeout {}s)",
+            secs(timeout)
+        )),
+    }
+}
+
+async fn signal_channel(
+    app: Arc<App>,
+    args: SignalChannelArgs,
+    ctx: CallContext,
+) -> ToolResult<String> {
+    let channel = args.channel;
+    check_channel(&channel)?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let cmd = Command::new("wait-for").flag("-S").flag("--").arg(&channel);
+    match target
+        .hub
+        .run_oneshot_bounded(&cmd, SIGNAL_TIMEOUT, &ctx.cancel)
+        .await
+    {
+        Ok(_) => Ok(format!("Channel '{channel}' signalled")),
+        Err(TmuxError::Timeout(_)) => Err(ToolError::new(
+            "TimeoutError",
+            format!(
+                "signal-channel timeout after {}s: channel '{channel}'",
+                secs(SIGNAL_TIMEOUT)
+            ),
+        )),
+        Err(TmuxError::Cancelled) => Err(cancelled()),
+        Err(e) => Err(failed("signal-channel failed", &channel, e)),
+    }
+}
+
+/// Never sent: the MCP layer drops the response of a cancelled request.
+fn cancelled() -> ToolError {
+    ToolError::new("Cancelled", "The request was cancelled.")
+}
+
+fn failed(what: &str, channel: &str, e: TmuxError) -> ToolError {
+    let kind = match e {
+        TmuxError::NoServer(_) => "TmuxServerNotRunning",
+        _ => "TmuxCommandError",
+    };
+    let detail = match &e {
+        TmuxError::Command(msg) | TmuxError::NoServer(msg) => msg.clone(),
+        other => other.to_string(),
+    };
+    ToolError::new(kind, format!("{what} for channel '{channel}': {detail}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channel_names_follow_the_reference_pattern() {
+        for ok in ["a", "build_done", "x.y:z-1", "-S", &"a".repeat(128)] {
+            assert!(check_channel(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "a b", "a;b", "é", "a/b", "a\nb", &"a".repeat(129)] {
+            assert!(check_channel(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn seconds_print_like_python_floats() {
+        assert_eq!(secs(Duration::from_secs(30)), "30.0");
+        assert_eq!(secs(Duration::from_secs_f64(0.3)), "0.3");
+        assert_eq!(secs(Duration::from_secs_f64(2.5)), "2.5");
+    }
+}
