@@ -7,9 +7,10 @@
 //! with escape sequences removed and `\r` applied. Between reads it sleeps on
 //! the pane's change signal: nothing polls.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
+use regex::bytes::Regex;
 use tokio::sync::watch;
 
 use super::rows;
@@ -35,16 +36,24 @@ pub struct Watch {
     structure: u64,
 }
 
-/// New output read since the last call.
+/// What a read found besides its lines.
 #[derive(Default)]
-pub struct Chunk {
-    /// Lines completed by this read.
-    pub lines: Vec<Vec<u8>>,
-    /// Raw bytes read (for escape-level checks such as the alternate screen).
-    pub raw: Vec<u8>,
+pub struct ReadInfo {
     /// Output was lost before it could be read (evicted or missed).
     pub missed: bool,
+    /// Bytes read.
+    pub bytes: usize,
+    /// Cursor moves or screen switches were seen: text may have been painted
+    /// where the line view cannot see it.
+    pub redraw: bool,
+    /// The last alternate-screen switch seen: `Some(true)` entered it.
+    pub alternate: Option<bool>,
 }
+
+static SCREEN_SWITCH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\x1b\[\?(?:1049|1047|47)([hl])").expect("valid regex"));
+static CURSOR_MOVE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[HfABCDdGr]").expect("valid regex"));
 
 impl Watch {
     /// Starts (or joins) the recording of `id`'s output.
@@ -110,14 +119,20 @@ impl Watch {
     }
 
     /// Reads everything recorded from `cursor` on through `view`, advancing
-    /// the cursor.
-    pub fn read(&self, cursor: &mut u64, view: &mut LineView) -> Chunk {
-        let mut chunk = Chunk::default();
+    /// the cursor; `on_line` gets each completed line. Nothing is copied out
+    /// of the ring but the lines the caller keeps.
+    pub fn read(
+        &self,
+        cursor: &mut u64,
+        view: &mut LineView,
+        on_line: &mut impl FnMut(&[u8]),
+    ) -> ReadInfo {
+        let mut info = ReadInfo::default();
         let state = self.pane.lock();
         loop {
             let read = state.ring.read(*cursor, READ_CHUNK);
             if read.evicted > 0 || read.after_gap {
-                chunk.missed = true;
+                info.missed = true;
                 view.reset();
             }
             *cursor = read.from + read.len() as u64;
@@ -125,14 +140,21 @@ impl Watch {
                 break;
             }
             for part in [read.head, read.tail] {
-                chunk.raw.extend_from_slice(part);
-                view.feed(part, &mut |line| chunk.lines.push(line.to_vec()));
+                info.bytes += part.len();
+                if memchr::memchr(0x1b, part).is_some() {
+                    info.redraw |= CURSOR_MOVE.is_match(part);
+                    if let Some(c) = SCREEN_SWITCH.captures_iter(part).last() {
+                        info.alternate = Some(&c[1] == b"h");
+                        info.redraw = true;
+                    }
+                }
+                view.feed(part, on_line);
             }
             if *cursor >= state.ring.end() {
                 break;
             }
         }
-        chunk
+        info
     }
 
     /// Sleeps until the pane changes (output, a gap, a structural event) or

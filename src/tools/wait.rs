@@ -191,17 +191,67 @@ impl Matcher {
     }
 }
 
-/// Escape sequences after which text can appear anywhere on the screen, so
-/// the line view alone cannot tell what the pane shows.
-fn redraws(raw: &[u8]) -> bool {
-    let cursor_moves =
-        Regex::new(r"\x1b\[[0-9;?]*[HfABCDdGr]|\x1b\[\?(1049|1047|47)[hl]").expect("valid regex");
-    cursor_moves.is_match(raw)
+/// The last lines seen, reusing their buffers: a flood of millions of lines
+/// costs no allocation per line.
+struct TailBuf {
+    lines: std::collections::VecDeque<Vec<u8>>,
 }
 
-fn alternate_on(raw: &[u8]) -> Option<bool> {
-    let toggle = Regex::new(r"\x1b\[\?(?:1049|1047|47)([hl])").expect("valid regex");
-    toggle.captures_iter(raw).last().map(|c| &c[1] == b"h")
+impl TailBuf {
+    fn new() -> Self {
+        TailBuf {
+            lines: Default::default(),
+        }
+    }
+
+    fn push(&mut self, line: &[u8]) {
+        let mut buf = if self.lines.len() == TAIL_LINES {
+            self.lines.pop_front().expect("full")
+        } else {
+            Vec::new()
+        };
+        buf.clear();
+        buf.extend_from_slice(line);
+        self.lines.push_back(buf);
+    }
+
+    fn with_partial(&self, partial: &[u8]) -> Vec<String> {
+        let mut out: Vec<String> = self.lines.iter().map(|l| lossy(l)).collect();
+        if !partial.is_empty() {
+            out.push(lossy(partial));
+        }
+        bounded_tail(&out)
+    }
+}
+
+/// The hits of one read: stop patterns win a tie with success patterns.
+#[derive(Default)]
+struct Hits {
+    stop: Option<usize>,
+    pattern: Option<usize>,
+}
+
+impl Hits {
+    /// Records the first stop and success hits; true when `line` hit either.
+    fn scan(&mut self, matcher: &Matcher, line: &[u8]) -> bool {
+        let stop = matcher.stop_hit(line);
+        let pattern = matcher.pattern_hit(line);
+        self.stop = self.stop.or(stop);
+        self.pattern = self.pattern.or(pattern);
+        stop.is_some() || pattern.is_some()
+    }
+
+    fn outcome<'m>(&self, matcher: &'m Matcher) -> Option<(&'static str, usize, &'m Regex)> {
+        if let Some(i) = self.stop {
+            return Some(("stopped", i, &matcher.stop[i]));
+        }
+        let i = self.pattern?;
+        Some((
+            "matched",
+            i,
+            &matcher.patterns.as_ref().expect("a pattern hit")[i],
+        ))
+    }
 }
 
 async fn wait_for_text(
@@ -228,7 +278,6 @@ async fn wait_for_text(
     let at_entry = screen
         .iter()
         .any(|l| matcher.pattern_hit(l.as_bytes()).is_some());
-
     // Tell a client that listens that the wait is armed: from here on,
     // output counts as new.
     ctx.progress.report(
@@ -236,62 +285,88 @@ async fn wait_for_text(
         Some(effective.as_secs_f64()),
         Some(format!("Waiting on pane {}: armed", watch.id)),
     );
+
     let mut view = LineView::new(MAX_LINE);
-    let mut new_lines: Vec<String> = Vec::new();
+    let mut tail = TailBuf::new();
+    let mut saw_lines = false;
     let mut alternate = false;
     let mut in_alternate = false;
     let mut last_progress = Instant::now();
+    let pane_id = watch.id.to_string();
+    let result = |outcome: &str,
+                  index: Option<usize>,
+                  matched: Vec<String>,
+                  tail: Vec<String>,
+                  alternate: bool| {
+        let found = outcome == "matched" || outcome == "any_output";
+        WaitForTextResult {
+            found,
+            outcome: outcome.to_owned(),
+            matched_index: index.map(|i| i as i64),
+            matched_lines: bounded_tail(&matched),
+            saw_new_output: !tail.is_empty(),
+            tail,
+            matched_at_entry: at_entry && !found,
+            alternate_screen: alternate,
+            pane_id: pane_id.clone(),
+            elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+            effective_timeout: effective.as_secs_f64(),
+        }
+    };
     loop {
         watch.mark_seen();
-        let chunk = watch.read(&mut cursor, &mut view);
-        if let Some(on) = alternate_on(&chunk.raw) {
+        let mut hits = Hits::default();
+        // Lines of this read that hit something (the wait ends on the read
+        // holding its first hit, so these are all the matched lines).
+        let mut hit_lines: Vec<Vec<u8>> = Vec::new();
+        let info = watch.read(&mut cursor, &mut view, &mut |line| {
+            if hits.scan(&matcher, line) && hit_lines.len() < 4 * TAIL_LINES {
+                hit_lines.push(line.to_vec());
+            }
+            tail.push(line);
+            saw_lines = true;
+        });
+        if let Some(on) = info.alternate {
             in_alternate = on;
             alternate |= on;
         }
-        let first_new = new_lines.len();
-        new_lines.extend(chunk.lines.iter().map(|l| lossy(l)));
-        // Completed lines first, then the line still being written (a
-        // prompt such as 'Password:' never gets its newline).
-        let mut candidates: Vec<&[u8]> = chunk.lines.iter().map(Vec::as_slice).collect();
+        // The line still being written counts too: a prompt such as
+        // 'Password:' never gets its newline.
         let partial = view.partial().to_vec();
-        if !partial.is_empty() {
-            candidates.push(&partial);
+        if !partial.is_empty() && hits.scan(&matcher, &partial) {
+            hit_lines.push(partial.clone());
         }
-        let hits = scan(&matcher, &candidates);
-        let mut outcome = hits;
-        if outcome.is_none() && (in_alternate || redraws(&chunk.raw)) && !chunk.raw.is_empty() {
-            // Text painted by cursor moves: match the rendered screen, but only
-            // rows that were not there when the wait began.
+        if hits.outcome(&matcher).is_none() && info.bytes > 0 && (in_alternate || info.redraw) {
+            // Text painted by cursor moves: match the rendered screen, but
+            // only rows that were not there when the wait began.
             let (rows, _) = watch.capture(&["-J"]).await?;
-            let fresh: Vec<&[u8]> = rows
-                .iter()
-                .filter(|r| !entry_rows.contains(*r))
-                .map(|r| r.as_bytes())
-                .collect();
-            outcome = scan(&matcher, &fresh);
-            if outcome.is_some() {
-                new_lines.extend(fresh.iter().map(|r| lossy(r)));
+            for row in rows.iter().filter(|r| !entry_rows.contains(*r)) {
+                if hits.scan(&matcher, row.as_bytes()) {
+                    hit_lines.push(row.as_bytes().to_vec());
+                }
             }
         }
-        if matcher.patterns.is_none()
-            && outcome.is_none()
-            && (new_lines.len() > first_new || !partial.is_empty())
-        {
-            outcome = Some(("any_output", None));
-        }
-        if let Some((kind, index)) = outcome {
-            let matched = match (kind, index) {
-                ("stopped", Some(i)) => lines_matching(&new_lines, &partial, &matcher.stop[i]),
-                ("matched", Some(i)) => lines_matching(
-                    &new_lines,
-                    &partial,
-                    &matcher.patterns.as_ref().expect("patterns")[i],
-                ),
-                _ => Vec::new(),
-            };
+        if let Some((kind, index, re)) = hits.outcome(&matcher) {
+            let matched: Vec<String> = hit_lines
+                .iter()
+                .filter(|l| re.is_match(l))
+                .map(|l| lossy(l))
+                .collect();
             return Ok(result(
-                &watch, kind, index, matched, &new_lines, &partial, alternate, at_entry, started,
-                effective,
+                kind,
+                Some(index),
+                matched,
+                tail.with_partial(&partial),
+                alternate,
+            ));
+        }
+        if matcher.patterns.is_none() && (saw_lines || !partial.is_empty()) {
+            return Ok(result(
+                "any_output",
+                None,
+                Vec::new(),
+                tail.with_partial(&partial),
+                alternate,
             ));
         }
         watch.check_alive(&target).await?;
@@ -303,40 +378,31 @@ async fn wait_for_text(
                 "timeout"
             };
             if ctx.log.enabled(LogLevel::Warning) {
-                ctx.log.log(
-                    LogLevel::Warning,
-                    serde_json::json!(format!(
-                        "No match in pane {} before {:.1}s timeout",
-                        watch.id,
-                        effective.as_secs_f64()
-                    )),
+                let text = format!(
+                    "No match in pane {} before {:.1}s timeout",
+                    watch.id,
+                    effective.as_secs_f64()
                 );
+                ctx.log.log(LogLevel::Warning, serde_json::json!(text));
             }
             return Ok(result(
-                &watch,
                 outcome,
                 None,
                 Vec::new(),
-                &new_lines,
-                &partial,
+                tail.with_partial(&partial),
                 alternate,
-                at_entry,
-                started,
-                effective,
             ));
         }
         if ctx.progress.wanted() && now.duration_since(last_progress) >= Duration::from_secs(1) {
             last_progress = now;
             let elapsed = started.elapsed().as_secs_f64();
-            ctx.progress.report(
-                elapsed,
-                Some(effective.as_secs_f64()),
-                Some(format!(
-                    "Waiting on pane {}: {elapsed:.1}s elapsed, {:.1}s left",
-                    watch.id,
-                    (effective.as_secs_f64() - elapsed).max(0.0)
-                )),
+            let left = (effective.as_secs_f64() - elapsed).max(0.0);
+            let message = format!(
+                "Waiting on pane {}: {elapsed:.1}s elapsed, {left:.1}s left",
+                watch.id
             );
+            ctx.progress
+                .report(elapsed, Some(effective.as_secs_f64()), Some(message));
         }
         // Sleep until output, the deadline, cancellation or (only when the
         // client asked for progress) the next progress report.
@@ -350,62 +416,6 @@ async fn wait_for_text(
                 return Err(ToolError::new("Cancelled", "wait_for_text was cancelled"));
             }
         }
-    }
-}
-
-/// Stop patterns win a tie with success patterns in the same read.
-fn scan(matcher: &Matcher, lines: &[&[u8]]) -> Option<(&'static str, Option<usize>)> {
-    if let Some(i) = lines.iter().find_map(|l| matcher.stop_hit(l)) {
-        return Some(("stopped", Some(i)));
-    }
-    lines
-        .iter()
-        .find_map(|l| matcher.pattern_hit(l))
-        .map(|i| ("matched", Some(i)))
-}
-
-fn lines_matching(lines: &[String], partial: &[u8], re: &Regex) -> Vec<String> {
-    let mut out: Vec<String> = lines
-        .iter()
-        .filter(|l| re.is_match(l.as_bytes()))
-        .cloned()
-        .collect();
-    if !partial.is_empty() && re.is_match(partial) {
-        out.push(lossy(partial));
-    }
-    out
-}
-
-#[allow(clippy::too_many_arguments)]
-fn result(
-    watch: &Watch,
-    outcome: &str,
-    index: Option<usize>,
-    matched: Vec<String>,
-    new_lines: &[String],
-    partial: &[u8],
-    alternate: bool,
-    at_entry: bool,
-    started: Instant,
-    effective: Duration,
-) -> WaitForTextResult {
-    let mut tail: Vec<String> = new_lines.to_vec();
-    if !partial.is_empty() {
-        tail.push(lossy(partial));
-    }
-    let found = outcome == "matched" || outcome == "any_output";
-    WaitForTextResult {
-        found,
-        outcome: outcome.to_owned(),
-        matched_index: index.map(|i| i as i64),
-        matched_lines: bounded_tail(&matched),
-        saw_new_output: !tail.is_empty(),
-        tail: bounded_tail(&tail),
-        matched_at_entry: at_entry && !found,
-        alternate_screen: alternate,
-        pane_id: watch.id.to_string(),
-        elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
-        effective_timeout: effective.as_secs_f64(),
     }
 }
 
@@ -466,6 +476,7 @@ struct Collected {
     lines: std::collections::VecDeque<String>,
     bytes: usize,
     dropped: usize,
+    dropped_bytes: usize,
     max_lines: usize,
     max_bytes: usize,
 }
@@ -476,6 +487,7 @@ impl Collected {
             lines: Default::default(),
             bytes: 0,
             dropped: 0,
+            dropped_bytes: 0,
             max_lines,
             max_bytes,
         }
@@ -490,6 +502,7 @@ impl Collected {
             let gone = self.lines.pop_front().expect("non-empty");
             self.bytes -= gone.len();
             self.dropped += 1;
+            self.dropped_bytes += gone.len();
         }
     }
 }
@@ -554,26 +567,34 @@ async fn run_command(
         output: output.lines.into_iter().collect(),
         effective_timeout: effective.as_secs_f64(),
     };
+    let mut status: Option<i64> = None;
     loop {
         watch.mark_seen();
-        let chunk = watch.read(&mut cursor, &mut view);
-        for line in &chunk.lines {
+        watch.read(&mut cursor, &mut view, &mut |line| {
+            if status.is_some() {
+                return;
+            }
             if !running {
                 running = line.ends_with(start_marker.as_bytes());
-                continue;
+                return;
             }
-            if let Some(found) = end_marker.captures(line) {
-                let whole = found.get(0).expect("match");
-                if whole.start() > 0 {
-                    // Output without a final newline shares the marker's line.
-                    output.push(lossy(&line[..whole.start()]));
+            match end_marker.captures(line) {
+                Some(found) => {
+                    let whole = found.get(0).expect("match");
+                    if whole.start() > 0 {
+                        // Output without a final newline shares the marker's line.
+                        output.push(lossy(&line[..whole.start()]));
+                    }
+                    let code = std::str::from_utf8(&found[1])
+                        .ok()
+                        .and_then(|s| s.parse().ok());
+                    status = Some(code.unwrap_or(-1));
                 }
-                let status = std::str::from_utf8(&found[1])
-                    .ok()
-                    .and_then(|s| s.parse().ok());
-                return Ok(finish(Some(status.unwrap_or(-1)), output));
+                None => output.push(lossy(line)),
             }
-            output.push(lossy(line));
+        });
+        if status.is_some() {
+            return Ok(finish(status, output));
         }
         watch.check_alive(&target).await?;
         let now = Instant::now();
@@ -718,47 +739,37 @@ async fn capture_since(
         _ => target::resolve_pane(&target, &args.pane).await?,
     };
     let watch = Watch::start(&target, id).await?;
-    let (mut lines, end, missed) =
-        match cursor.filter(|c| c.pane == id && c.epoch == watch.pane.epoch) {
-            Some(c) => {
-                let mut offset = c.offset;
-                let mut view = LineView::new(MAX_LINE);
-                let chunk = watch.read(&mut offset, &mut view);
-                let mut lines: Vec<String> = chunk.lines.iter().map(|l| lossy(l)).collect();
-                if !view.partial().is_empty() {
-                    lines.push(lossy(view.partial()));
-                }
-                (lines, offset, chunk.missed)
+    // Lines are kept as they come, bounded: the tail survives.
+    let mut kept = Collected::new(max_lines, max_bytes);
+    let (end, missed) = match cursor.filter(|c| c.pane == id && c.epoch == watch.pane.epoch) {
+        Some(c) => {
+            let mut offset = c.offset;
+            let mut view = LineView::new(MAX_LINE);
+            let info = watch.read(&mut offset, &mut view, &mut |line| kept.push(lossy(line)));
+            if !view.partial().is_empty() {
+                kept.push(lossy(view.partial()));
             }
-            // First call, or the recording the cursor pointed into is gone.
-            None => {
-                let (screen, position) = watch.capture(&[]).await?;
-                (screen, position, args.cursor.is_some())
-            }
-        };
-    let mut truncated_lines = 0;
-    if lines.len() > max_lines {
-        truncated_lines = lines.len() - max_lines;
-        lines.drain(..truncated_lines);
-    }
-    let mut truncated_bytes = 0;
-    let mut total: usize = lines.iter().map(String::len).sum();
-    while total > max_bytes && !lines.is_empty() {
-        let over = total - max_bytes;
-        if lines[0].len() <= over || lines.len() > 1 {
-            let gone = lines.remove(0);
-            total -= gone.len();
-            truncated_bytes += gone.len();
-            truncated_lines += 1;
-        } else {
-            let mut cut = over;
-            while !lines[0].is_char_boundary(cut) {
-                cut += 1;
-            }
-            lines[0].drain(..cut);
-            total -= cut;
-            truncated_bytes += cut;
+            (offset, info.missed)
         }
+        // First call, or the recording the cursor pointed into is gone.
+        None => {
+            let (screen, position) = watch.capture(&[]).await?;
+            screen.into_iter().for_each(|line| kept.push(line));
+            (position, args.cursor.is_some())
+        }
+    };
+    let (truncated_lines, mut truncated_bytes) = (kept.dropped, kept.dropped_bytes);
+    let mut lines: Vec<String> = kept.lines.into_iter().collect();
+    if let [only] = lines.as_mut_slice()
+        && only.len() > max_bytes
+    {
+        // One line longer than the byte bound keeps its last bytes.
+        let mut cut = only.len() - max_bytes;
+        while !only.is_char_boundary(cut) {
+            cut += 1;
+        }
+        only.drain(..cut);
+        truncated_bytes += cut;
     }
     Ok(CaptureSinceResult {
         pane_id: id.to_string(),
