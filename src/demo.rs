@@ -126,6 +126,8 @@ async fn conversation(socket: &str) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
     let mut child = Command::new(exe)
         .env("LIBTMUX_SOCKET", socket)
+        // All four toolsets: the demo ends by killing the session it made.
+        .env("LIBTMUX_TOOLSETS", "inspect,manage,execute,teardown")
         .env_remove("TMUX")
         .env_remove("TMUX_PANE")
         .stdin(Stdio::piped())

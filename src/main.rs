@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use tmux_mcp::config::Config;
 use tmux_mcp::mcp;
-use tmux_mcp::tools::{App, TmuxService};
+use tmux_mcp::tools::toolsets::Selection;
+use tmux_mcp::tools::{App, TmuxService, tool_names};
 
 const USAGE: &str = "\
 usage: tmux-mcp [--help | --version | demo]
@@ -20,7 +21,8 @@ An MCP server that drives tmux through control mode.
 
 Environment (same names as libtmux-mcp): LIBTMUX_SOCKET, LIBTMUX_SOCKET_PATH,
 LIBTMUX_TMUX_BIN, LIBTMUX_MCP_WAIT_MAX_SECONDS, LIBTMUX_SUPPRESS_HISTORY,
-TMUX_TMPDIR.
+TMUX_TMPDIR, LIBTMUX_TOOLSETS (default inspect,manage,execute; add teardown
+for kill_*), LIBTMUX_TOOLS, LIBTMUX_EXCLUDE_TOOLS.
 ";
 
 fn main() -> ExitCode {
@@ -59,8 +61,13 @@ fn report(result: anyhow::Result<()>) -> ExitCode {
 }
 
 fn serve() -> ExitCode {
-    let (config, warnings) = match Config::from_env() {
+    let (config, mut warnings) = match Config::from_env() {
         Ok(c) => c,
+        Err(e) => return report(Err(e)),
+    };
+    let names = tool_names();
+    let selection = match Selection::from_vars(|n| std::env::var(n).ok(), &names, &mut warnings) {
+        Ok(s) => s,
         Err(e) => return report(Err(e)),
     };
     for warning in warnings {
@@ -77,7 +84,7 @@ fn serve() -> ExitCode {
     report(runtime.block_on(async move {
         let max_line = config.limits.stdin_line;
         let app = App::new(config);
-        let service = Arc::new(TmuxService::new(app.clone()));
+        let service = Arc::new(TmuxService::with_selection(app.clone(), selection));
         let result = mcp::serve(tokio::io::stdin(), tokio::io::stdout(), service, max_line).await;
         app.shutdown().await;
         result

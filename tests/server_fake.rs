@@ -166,6 +166,7 @@ impl Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tmux-mcp"))
             .env("LIBTMUX_TMUX_BIN", root.join("tests/fake-tmux.py"))
             .env("LIBTMUX_SOCKET", "fake")
+            .env("LIBTMUX_TOOLSETS", "inspect,manage,execute,teardown")
             .env_remove("LIBTMUX_SOCKET_PATH")
             .env("TMUX_TMPDIR", &fake.dir)
             .env_remove("TMUX")

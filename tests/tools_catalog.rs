@@ -51,6 +51,10 @@ fn every_tool_is_fully_described() {
         ] {
             assert!(tool["annotations"][hint].is_boolean(), "{name}: {hint}");
         }
+        assert!(
+            tmux_mcp::tools::toolsets::toolset_of(name).is_some(),
+            "{name} has no toolset, so it could never be exposed"
+        );
         let read_only = tool["annotations"]["readOnlyHint"] == true;
         let prefixes = [
             "list_",
@@ -75,4 +79,33 @@ fn instructions_fit_the_budget() {
         "{} bytes",
         text.len()
     );
+}
+
+#[test]
+fn toolsets_shape_the_list() {
+    use tmux_mcp::tools::toolsets::Selection;
+    let (config, _) = Config::from_vars(|_| None).expect("default config");
+    let default = TmuxService::with_selection(App::new(config), Selection::default());
+    let names: Vec<String> = default
+        .tools()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(names.iter().any(|n| n == "list_panes"));
+    assert!(
+        !names.iter().any(|n| n.starts_with("kill_")),
+        "teardown is opt-in: {names:?}"
+    );
+    assert!(
+        default
+            .instructions()
+            .contains("Toolsets: execute, inspect, manage")
+    );
+    let (config, _) = Config::from_vars(|_| None).expect("default config");
+    let none = Selection {
+        toolsets: Default::default(),
+        ..Selection::default()
+    };
+    let empty = TmuxService::with_selection(App::new(config), none);
+    assert!(empty.tools().is_empty());
 }

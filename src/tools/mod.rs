@@ -16,6 +16,7 @@ mod rows;
 mod server;
 mod spawn;
 mod target;
+pub mod toolsets;
 mod wait;
 mod window;
 
@@ -32,6 +33,7 @@ use crate::mcp::{BoxFuture, CallContext, CallToolResult, Implementation, Service
 use crate::tmux::hub::{Hub, Hubs};
 use crate::tmux::socket::SocketSpec;
 use crate::tmux::{Command, TmuxError};
+use toolsets::{Selection, Toolset};
 
 /// Shared state every tool call sees.
 pub struct App {
@@ -378,12 +380,32 @@ pub fn catalog() -> Vec<ToolDef> {
 /// The MCP-facing server: the tool table plus the shared [`App`].
 pub struct TmuxService {
     app: Arc<App>,
+    /// The exposed tools, in catalog order.
     tools: Vec<ToolDef>,
+    selection: Selection,
+}
+
+/// Every tool name of the catalog (what `LIBTMUX_TOOLS` may name).
+pub fn tool_names() -> Vec<&'static str> {
+    catalog().iter().map(|t| t.name).collect()
 }
 
 impl TmuxService {
+    /// A server exposing every tool (all four toolsets).
     pub fn new(app: Arc<App>) -> Self {
-        let mut tools = catalog();
+        let all = Selection {
+            toolsets: Toolset::ALL.into(),
+            ..Selection::default()
+        };
+        Self::with_selection(app, all)
+    }
+
+    /// A server exposing the tools `selection` allows.
+    pub fn with_selection(app: Arc<App>, selection: Selection) -> Self {
+        let mut tools: Vec<ToolDef> = catalog()
+            .into_iter()
+            .filter(|t| selection.allows(t.name))
+            .collect();
         // run_command's suppress_history defaults to LIBTMUX_SUPPRESS_HISTORY,
         // so its advertised default is the configured one.
         if let Some(tool) = tools.iter_mut().find(|t| t.name == "run_command") {
@@ -391,7 +413,11 @@ impl TmuxService {
             property["type"] = json!("boolean");
             property["default"] = json!(app.config.suppress_history);
         }
-        TmuxService { app, tools }
+        TmuxService {
+            app,
+            tools,
+            selection,
+        }
     }
 
     /// Detaches from every tmux server (see [`App::shutdown`]).
@@ -414,6 +440,13 @@ impl Service for TmuxService {
 
     fn instructions(&self) -> String {
         let mut text = INSTRUCTIONS.trim_end().to_owned();
+        text.push_str(&format!(
+            "\n\nToolsets: {} (of inspect, manage, execute, teardown), set by LIBTMUX_TOOLSETS. \
+             Hiding one shapes this list, not what a pane can run.\n\n\
+             suppress_history={}: run_command inherits it; send_keys and spawned shells do not.",
+            self.selection.describe(),
+            self.app.config.suppress_history
+        ));
         if let Some(pane) = &self.app.config.caller.pane_id {
             let extra = format!(
                 "\n\nAgent context: this MCP server runs inside tmux pane {pane}; results mark it is_caller=true."

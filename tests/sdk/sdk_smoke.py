@@ -106,7 +106,7 @@ async def wait_channel(channel, waiter):
 
 
 async def run(binary):
-    env = {"LIBTMUX_SOCKET": SOCKET}
+    env = {"LIBTMUX_SOCKET": SOCKET, "LIBTMUX_TOOLSETS": "inspect,manage,execute,teardown"}
     if os.environ.get("TMUX_TMPDIR"):
         env["TMUX_TMPDIR"] = os.environ["TMUX_TMPDIR"]
     params = StdioServerParameters(command=binary, args=[], env=env)
