@@ -66,7 +66,9 @@ fn every_tool_is_fully_described() {
             "search_",
             "find_",
         ];
-        let reads = prefixes.iter().any(|p| name.starts_with(p)) || name == "wait_for_text";
+        let reads = prefixes.iter().any(|p| name.starts_with(p))
+            || name == "wait_for_text"
+            || name == "call_read_tools_batch";
         assert_eq!(read_only, reads, "{name}: readOnlyHint must tell the truth");
     }
 }

@@ -7,6 +7,7 @@
 //! and its output schema from `Out`. A non-object `Out` (a string, a list)
 //! is wrapped as `{"result": …}` the way the reference does it.
 
+mod batch;
 mod channel;
 mod filters;
 pub mod models;
@@ -39,12 +40,25 @@ use toolsets::{Selection, Toolset};
 pub struct App {
     pub config: Config,
     pub hubs: Hubs,
+    /// What `call_read_tools_batch` may call: set once the server is built.
+    nested: std::sync::OnceLock<Nested>,
+}
+
+/// The tools a batch can reach (every tool, hidden ones included, minus
+/// the `LIBTMUX_EXCLUDE_TOOLS` names, as in the reference).
+pub struct Nested {
+    pub tools: Vec<ToolDef>,
+    pub exclude: std::collections::BTreeSet<String>,
 }
 
 impl App {
     pub fn new(config: Config) -> Arc<App> {
         let hubs = Hubs::new(config.tmux_bin.clone(), config.limits.clone());
-        Arc::new(App { config, hubs })
+        Arc::new(App {
+            config,
+            hubs,
+            nested: std::sync::OnceLock::new(),
+        })
     }
 
     /// The socket a call targets: `LIBTMUX_SOCKET_PATH` if set (as in the
@@ -65,6 +79,11 @@ impl App {
             hub: self.hubs.get(&path),
             spec,
         })
+    }
+
+    /// The tools a batch may call, once the server is built.
+    pub fn nested(&self) -> Option<&Nested> {
+        self.nested.get()
     }
 
     /// Detaches from every tmux server (sessions are left untouched).
@@ -252,6 +271,16 @@ impl ToolDef {
         }
     }
 
+    /// Starts a call of this tool.
+    pub fn call(
+        &self,
+        app: Arc<App>,
+        arguments: Value,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, CallToolResult> {
+        (self.call)(app, arguments, ctx)
+    }
+
     /// The `tools/list` entry.
     pub fn listing(&self) -> Value {
         json!({
@@ -369,6 +398,7 @@ fn to_result<O: Serialize>(out: O, wrapped: bool) -> CallToolResult {
 /// Every tool, in catalog order.
 pub fn catalog() -> Vec<ToolDef> {
     let mut tools = Vec::new();
+    batch::register(&mut tools);
     server::register(&mut tools);
     window::register(&mut tools);
     pane::register(&mut tools);
@@ -413,6 +443,11 @@ impl TmuxService {
             property["type"] = json!("boolean");
             property["default"] = json!(app.config.suppress_history);
         }
+        let nested = Nested {
+            tools: catalog(),
+            exclude: selection.exclude.clone(),
+        };
+        let _ = app.nested.set(nested);
         TmuxService {
             app,
             tools,
@@ -469,6 +504,6 @@ impl Service for TmuxService {
         ctx: CallContext,
     ) -> Option<BoxFuture<'static, CallToolResult>> {
         let tool = self.tools.iter().find(|t| t.name == name)?;
-        Some((tool.call)(self.app.clone(), arguments, ctx))
+        Some(tool.call(self.app.clone(), arguments, ctx))
     }
 }

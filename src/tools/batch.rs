@@ -1,0 +1,206 @@
+//! `call_read_tools_batch`: several `inspect` tools in one call, serially,
+//! each through the same pipeline as a direct call (argument checks, errors
+//! as rows), with the reference's refusals and caps.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::toolsets::{Toolset, toolset_of};
+use super::{App, READ, ToolDef, ToolError, ToolResult};
+use crate::mcp::CallContext;
+
+pub const NAME: &str = "call_read_tools_batch";
+const MAX_OPERATIONS: usize = 1000;
+const MAX_RESPONSE: usize = 1_000_000;
+/// Tools that enforce their own wait ceiling: a batch would multiply it.
+const SELF_BOUNDED: &[&str] = &["run_command", "wait_for_text", "wait_for_channel"];
+
+pub fn register(tools: &mut Vec<ToolDef>) {
+    tools.push(ToolDef::new(
+        NAME,
+        "Call Read Tools Batch",
+        "Call several inspect (read-only) tools serially in one request and get one row per call. Nested socket_name goes in each operation's arguments. Tools that change tmux state, wait, or are batches themselves are refused per row.",
+        READ,
+        call_read_tools_batch,
+    ));
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCallOperation {
+    /// Name of the tool to call.
+    tool: String,
+    /// Its arguments.
+    #[serde(default)]
+    arguments: Map<String, Value>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    #[default]
+    Stop,
+    Continue,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct BatchArgs {
+    /// The calls, run in order.
+    operations: Vec<ToolCallOperation>,
+    /// 'stop' after the first failed row, or 'continue'.
+    #[serde(default)]
+    on_error: OnError,
+}
+
+/// One row of the batch.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ToolCallOperationResult {
+    pub index: i64,
+    pub tool: String,
+    pub success: bool,
+    pub error: Option<String>,
+    pub content: Vec<Value>,
+    pub structured_content: Option<Value>,
+    pub meta: Option<Value>,
+    pub elapsed_seconds: f64,
+}
+
+/// The whole batch.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ToolCallBatchResult {
+    pub results: Vec<ToolCallOperationResult>,
+    pub succeeded: i64,
+    pub failed: i64,
+    pub stopped_at: Option<i64>,
+    pub response_truncated: bool,
+    pub response_truncated_bytes: i64,
+}
+
+/// Why a tool cannot run in a read batch, if it cannot.
+fn refusal(app: &App, tool: &str) -> Option<String> {
+    if tool == NAME {
+        return Some("Batch tools cannot call batch tools recursively.".into());
+    }
+    let exists = app
+        .nested()
+        .is_some_and(|n| n.tools.iter().any(|t| t.name == tool));
+    if !exists || app.nested().is_some_and(|n| n.exclude.contains(tool)) {
+        return Some(format!("Unknown tool: '{tool}'"));
+    }
+    if SELF_BOUNDED.contains(&tool) {
+        return Some(format!(
+            "Tool '{tool}' enforces its own wait ceiling and cannot be batched; batching would multiply that ceiling by the operation count. Call it directly."
+        ));
+    }
+    if toolset_of(tool) != Some(Toolset::Inspect) {
+        return Some(format!(
+            "Tool '{tool}' is not an 'inspect' tool, so it cannot run in a read batch. Call it directly."
+        ));
+    }
+    None
+}
+
+async fn call_read_tools_batch(
+    app: Arc<App>,
+    args: BatchArgs,
+    ctx: CallContext,
+) -> ToolResult<ToolCallBatchResult> {
+    if args.operations.is_empty() {
+        return Err(ToolError::invalid(
+            "operations must contain at least one tool call",
+        ));
+    }
+    if args.operations.len() > MAX_OPERATIONS {
+        return Err(ToolError::invalid(format!(
+            "operations must contain at most {MAX_OPERATIONS} tool calls"
+        )));
+    }
+    let mut results = Vec::new();
+    let mut stopped_at = None;
+    for (index, op) in args.operations.into_iter().enumerate() {
+        if ctx.cancel.is_cancelled() {
+            break;
+        }
+        let started = Instant::now();
+        let outcome = match refusal(&app, &op.tool) {
+            Some(message) => Err(message),
+            None => {
+                let nested = app.nested().expect("checked by refusal");
+                let tool = nested
+                    .tools
+                    .iter()
+                    .find(|t| t.name == op.tool)
+                    .expect("checked by refusal");
+                Ok(tool
+                    .call(app.clone(), Value::Object(op.arguments), ctx.clone())
+                    .await)
+            }
+        };
+        let row = match outcome {
+            Err(message) => ToolCallOperationResult {
+                index: index as i64,
+                tool: op.tool,
+                success: false,
+                error: Some(message),
+                content: Vec::new(),
+                structured_content: None,
+                meta: None,
+                elapsed_seconds: started.elapsed().as_secs_f64(),
+            },
+            Ok(result) => ToolCallOperationResult {
+                index: index as i64,
+                tool: op.tool,
+                success: !result.is_error,
+                error: result.is_error.then(|| {
+                    result
+                        .content
+                        .first()
+                        .and_then(|c| c["text"].as_str())
+                        .unwrap_or_default()
+                        .to_owned()
+                }),
+                content: result.content,
+                structured_content: result.structured_content,
+                meta: result.meta,
+                elapsed_seconds: started.elapsed().as_secs_f64(),
+            },
+        };
+        let failed = !row.success;
+        results.push(row);
+        if failed && args.on_error == OnError::Stop {
+            stopped_at = Some(index as i64);
+            break;
+        }
+    }
+    let succeeded = results.iter().filter(|r| r.success).count() as i64;
+    let failed = results.len() as i64 - succeeded;
+    let mut batch = ToolCallBatchResult {
+        results,
+        succeeded,
+        failed,
+        stopped_at,
+        response_truncated: false,
+        response_truncated_bytes: 0,
+    };
+    // The response carries the result twice (structured and text): elide
+    // nested payloads from the first row on until it fits.
+    let size = |b: &ToolCallBatchResult| 2 * serde_json::to_string(b).map(|s| s.len()).unwrap_or(0);
+    let before = size(&batch);
+    let mut row = 0;
+    while size(&batch) > MAX_RESPONSE && row < batch.results.len() {
+        let r = &mut batch.results[row];
+        r.content =
+            vec![json!({"type": "text", "text": "[... batch truncated nested content ...]"})];
+        r.structured_content = None;
+        row += 1;
+    }
+    if row > 0 {
+        batch.response_truncated = true;
+        batch.response_truncated_bytes = (before - size(&batch)) as i64 / 2;
+    }
+    Ok(batch)
+}
