@@ -7,6 +7,7 @@
 //! and its output schema from `Out`. A non-object `Out` (a string, a list)
 //! is wrapped as `{"result": …}` the way the reference does it.
 
+mod audit;
 mod batch;
 mod channel;
 mod filters;
@@ -250,11 +251,15 @@ impl ToolDef {
             let handler = handler.clone();
             let known = known.clone();
             Box::pin(async move {
-                let args = match parse_args::<A>(name, &known, args) {
-                    Ok(args) => args,
-                    Err(e) => return e.into_result(),
+                let started = std::time::Instant::now();
+                let raw = args.clone();
+                let outcome = match parse_args::<A>(name, &known, args) {
+                    Ok(args) => handler(app, args, ctx).await,
+                    Err(e) => Err(e),
                 };
-                match handler(app, args, ctx).await {
+                let millis = started.elapsed().as_secs_f64() * 1000.0;
+                audit::record(name, &raw, outcome.as_ref().err().map(|e| e.kind), millis);
+                match outcome {
                     Ok(out) => to_result(out, wrapped),
                     Err(e) => e.into_result(),
                 }

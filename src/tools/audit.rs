@@ -1,0 +1,136 @@
+//! The audit log: one stderr line per tool call, with the arguments
+//! summarised so that secrets typed into panes never reach the log.
+//!
+//! Values of sensitive arguments (text typed or pasted, commands, option and
+//! environment values) are replaced by their length and a SHA-256 prefix:
+//! enough to tell two calls apart, not to read what was sent. Batch rows
+//! are summarised the same way, recursively. Results are never logged.
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+/// Argument names whose values are never logged.
+const SENSITIVE: &[&str] = &[
+    "keys",
+    "text",
+    "command",
+    "value",
+    "content",
+    "shell",
+    "environment",
+];
+/// Other strings are cut to this many characters.
+const MAX_STRING: usize = 200;
+
+fn digest(text: &str) -> Value {
+    let hash = Sha256::digest(text.as_bytes());
+    let hex: String = hash.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    json!({ "len": text.chars().count(), "sha256_prefix": hex })
+}
+
+fn redact(value: &Value) -> Value {
+    match value {
+        Value::String(s) => digest(s),
+        // An environment map keeps its names; each value is digested.
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), redact(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
+        other => digest(&other.to_string()),
+    }
+}
+
+/// The arguments of a call, safe to log.
+pub fn summarize(args: &Value) -> Value {
+    let Some(map) = args.as_object() else {
+        return json!({ "type": json_type(args), "redacted": true });
+    };
+    let mut out = Map::new();
+    for (name, value) in map {
+        let summary = if SENSITIVE.contains(&name.as_str()) {
+            redact(value)
+        } else if name == "operations" || name == "arguments" {
+            summarize_nested(value)
+        } else {
+            plain(value)
+        };
+        out.insert(name.clone(), summary);
+    }
+    Value::Object(out)
+}
+
+fn summarize_nested(value: &Value) -> Value {
+    match value {
+        Value::Array(rows) => Value::Array(rows.iter().map(summarize).collect()),
+        Value::Object(_) => summarize(value),
+        other => json!({ "type": json_type(other), "redacted": true }),
+    }
+}
+
+fn plain(value: &Value) -> Value {
+    match value {
+        Value::String(s) if s.chars().count() > MAX_STRING => Value::String(format!(
+            "{}...<truncated>",
+            s.chars().take(MAX_STRING).collect::<String>()
+        )),
+        Value::Object(_) | Value::Array(_) => summarize_nested(value),
+        other => other.clone(),
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Writes the audit line of one call to stderr.
+pub fn record(tool: &str, args: &Value, error_type: Option<&str>, millis: f64) {
+    let outcome = match error_type {
+        None => "outcome=ok".to_owned(),
+        Some(kind) => format!("outcome=error error_type={kind}"),
+    };
+    eprintln!(
+        "tmux-mcp audit: tool={tool} {outcome} duration_ms={millis:.3} args={}",
+        summarize(args)
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_reach_the_log() {
+        let args = json!({
+            "pane_id": "%1",
+            "keys": "hunter2",
+            "environment": {"TOKEN": "s3cret"},
+            "operations": [{"tool": "send_keys", "arguments": {"keys": "pw", "pane_id": "%2"}}, {"keys": "x", "enter": true}],
+            "format_string": "x".repeat(300),
+        });
+        let text = summarize(&args).to_string();
+        for secret in ["hunter2", "s3cret", "\"pw\""] {
+            assert!(!text.contains(secret), "{secret} leaked: {text}");
+        }
+        let summary = summarize(&args);
+        assert_eq!(summary["pane_id"], "%1");
+        assert_eq!(summary["keys"]["len"], 7);
+        assert!(summary["environment"]["TOKEN"]["sha256_prefix"].is_string());
+        assert_eq!(summary["operations"][0]["tool"], "send_keys");
+        assert_eq!(summary["operations"][0]["arguments"]["pane_id"], "%2");
+        assert!(summary["operations"][0]["arguments"]["keys"]["len"].is_number());
+        assert!(
+            summary["format_string"]
+                .as_str()
+                .unwrap()
+                .ends_with("...<truncated>")
+        );
+        assert_eq!(digest("abc")["sha256_prefix"], "ba7816bf8f01");
+    }
+}
