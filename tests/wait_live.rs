@@ -82,7 +82,13 @@ async fn wait_for_text_sees_only_output_written_after_it_began() {
         result["matched_index"], 1,
         "OLD-42 was on screen before: it must not match"
     );
-    assert_eq!(result["matched_lines"], json!(["NEW-7"]));
+    // The shell may print its prompt after the echo of the typed line and
+    // before the output, so the line can read "$ NEW-7": what the screen shows.
+    let matched = result["matched_lines"].as_array().unwrap();
+    assert!(
+        matched.len() == 1 && matched[0].as_str().unwrap().ends_with("NEW-7"),
+        "{result}"
+    );
     assert_eq!(result["matched_at_entry"], false);
     assert_eq!(result["saw_new_output"], true);
     assert!(result["effective_timeout"].as_f64().unwrap() <= 10.0);
@@ -409,7 +415,7 @@ async fn capture_since_returns_each_output_once() {
         .collect();
     let printed: Vec<&str> = lines
         .iter()
-        .copied()
+        .map(|l| l.trim_start_matches("$ "))
         .filter(|l| l.starts_with("a-"))
         .collect();
     assert_eq!(printed, ["a-1", "a-2", "a-3"], "{lines:?}");
@@ -435,7 +441,7 @@ async fn capture_since_returns_each_output_once() {
         .filter_map(Value::as_str)
         .collect();
     assert!(
-        lines.contains(&"b-9") && !lines.iter().any(|l| l.starts_with("a-")),
+        lines.iter().any(|l| l.ends_with("b-9")) && !lines.iter().any(|l| l.contains("a-")),
         "{lines:?}"
     );
 
@@ -451,4 +457,53 @@ async fn capture_since_returns_each_output_once() {
             .await
             .contains("does not match")
     );
+}
+
+/// zsh and fish, when installed (CI installs both).
+#[tokio::test]
+async fn run_command_in_zsh_and_fish_when_installed() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = first_pane(&tmux);
+    for (shell, start) in [("zsh", "zsh -f"), ("fish", "fish --no-config")] {
+        let found = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("command -v {shell}"))
+            .output()
+            .unwrap();
+        if !found.status.success() {
+            eprintln!("{shell} is not installed; skipped");
+            continue;
+        }
+        let split = ok(
+            &svc,
+            "split_window",
+            json!({"pane_id": pane, "shell": start}),
+        )
+        .await;
+        let id = split["pane_id"].as_str().unwrap().to_owned();
+        // Wait until the shell is the pane's foreground command (it started).
+        let args = json!({"pane_id": id, "patterns": null, "timeout": 10});
+        let _ = ok(&svc, "wait_for_text", args).await;
+        let command = if shell == "fish" {
+            "echo it\\'s-(math 6 \\* 7); exit 3"
+        } else {
+            "echo it\\'s-$((6*7)); exit 3"
+        };
+        let args = json!({"pane_id": id, "command": command, "timeout": 10});
+        let r = ok(&svc, "run_command", args).await;
+        let got = (r["exit_status"].clone(), r["output"].clone());
+        assert_eq!(got, (json!(3), json!(["it's-42"])), "{shell}: {r}");
+        let r = ok(
+            &svc,
+            "run_command",
+            json!({"pane_id": id, "command": "echo still-here", "timeout": 10}),
+        )
+        .await;
+        assert_eq!(
+            r["output"],
+            json!(["still-here"]),
+            "{shell}: the shell survived exit 3"
+        );
+    }
 }

@@ -32,6 +32,9 @@ pub struct Watch {
     pub pane: Arc<Pane>,
     pub client: Connection,
     pub session: SessionId,
+    /// The pane's foreground command when the watch began (its shell, when
+    /// it sits at a prompt).
+    pub command: String,
     signal: watch::Receiver<u64>,
     structure: u64,
 }
@@ -58,7 +61,7 @@ static CURSOR_MOVE: LazyLock<Regex> =
 impl Watch {
     /// Starts (or joins) the recording of `id`'s output.
     pub async fn start(target: &Target, id: PaneId) -> ToolResult<Watch> {
-        let format = rows::format(&["pane_id", "session_id"]);
+        let format = rows::format(&["pane_id", "session_id", "pane_current_command"]);
         let lines = target
             .run(
                 Command::new("display-message")
@@ -67,12 +70,12 @@ impl Watch {
                     .arg(format),
             )
             .await?;
-        let record = rows::records(&lines, 2)
+        let record = rows::records(&lines, 3)
             .into_iter()
             .next()
             .filter(|r| r[0] == id.to_string());
-        let session = record
-            .and_then(|r| SessionId::parse(r[1].as_bytes()))
+        let (session, command) = record
+            .and_then(|r| Some((SessionId::parse(r[1].as_bytes())?, r[2].clone())))
             .ok_or_else(|| pane_not_found(&id.to_string()))?;
         let client = target.hub.streaming(session).await?;
         let pane = target.hub.panes().watch(id, session);
@@ -83,6 +86,7 @@ impl Watch {
             pane,
             client,
             session,
+            command,
             signal,
             structure,
         })

@@ -462,12 +462,18 @@ pub struct RunCommandResult {
 /// The text typed into the shell. The markers are printed by `printf` from
 /// pieces, so the echo of the typed line never contains them: only the
 /// shell running the command can produce them. The command runs in a
-/// subshell, so `exit 3` reports 3 without ending the pane's shell.
-fn payload(command: &str, nonce: &str, suppress_history: bool) -> String {
+/// subshell (POSIX shells) or a `fish -c` child (fish), so `exit 3` reports
+/// 3 without ending the pane's shell.
+fn payload(command: &str, nonce: &str, suppress_history: bool, shell: &str) -> String {
     let space = if suppress_history { " " } else { "" };
-    format!(
-        "{space}printf '%s_%s\\n' __tmux_mcp_{nonce} start; (\n{command}\n); printf '%s_%s_%d\\n' __tmux_mcp_{nonce} end \"$?\""
-    )
+    let start = format!("printf '%s_%s\\n' __tmux_mcp_{nonce} start");
+    let end = format!("printf '%s_%s_%d\\n' __tmux_mcp_{nonce} end");
+    if shell == "fish" {
+        // Inside fish single quotes only \\ and \' are escapes.
+        let quoted = command.replace('\\', "\\\\").replace('\'', "\\'");
+        return format!("{space}{start}; fish -c '{quoted}'; {end} $status");
+    }
+    format!("{space}{start}; (\n{command}\n); {end} \"$?\"")
 }
 
 /// Output lines kept while a command runs: the last `max` lines, bounded
@@ -547,7 +553,7 @@ async fn run_command(
         .target(watch.id)
         .flag("-l")
         .flag("--")
-        .arg(payload(command, &nonce, suppress));
+        .arg(payload(command, &nonce, suppress, &watch.command));
     target.run(typed).await?;
     target
         .run(Command::new("send-keys").target(watch.id).arg("Enter"))
@@ -794,10 +800,13 @@ mod tests {
 
     #[test]
     fn markers_never_appear_in_the_typed_text() {
-        let typed = payload("echo hi", "abc", true);
+        let typed = payload("echo hi", "abc", true, "bash");
         assert!(typed.starts_with(' '));
         assert!(!typed.contains("__tmux_mcp_abc_start"));
         assert!(!typed.contains("__tmux_mcp_abc_end_"));
+        let fish = payload("echo 'a' \\x", "abc", false, "fish");
+        assert!(fish.contains("fish -c 'echo \\'a\\' \\\\x'"), "{fish}");
+        assert!(!fish.contains("__tmux_mcp_abc_start"));
     }
 
     #[test]
