@@ -28,8 +28,10 @@ Scenario:
          "attach": 1,                       only on the Nth attach (count from the log)
          "reply": ["line", ...],            reply lines; null: no reply block at all
          "ok": true,                        %end (true) or %error (false)
+         "before": ["%output %1 old\\015\\012"], lines emitted before the reply
          "after": ["%output %1 hi\\015\\012"],  lines emitted after the reply
          "exit": false}                     then print %exit and quit
+      In "before" and "after" lines, {g1}, {g2}… are the regex's groups.
       ]
     }
   }
@@ -242,14 +244,16 @@ class Control:
             except ValueError as e:
                 args = {"error": str(e)}
             log({"kind": "cmd", "socket": self.sock, "line": line, "args": args, "attach": ordinal})
-            rule = self.find(line, ordinal)
-            if rule is None:
+            found = self.find(line, ordinal)
+            if found is None:
                 self.block([f"fake-tmux: no rule for {line}"], False, 1)
                 continue
+            rule, match = found
+            self.emit(groups(rule.get("before", []), match))
             reply = rule.get("reply", [])
             if reply is not None:
                 self.block(reply, rule.get("ok", True), 1)
-            self.emit(rule.get("after", []))
+            self.emit(groups(rule.get("after", []), match))
             if rule.get("exit"):
                 log({"kind": "exit", "socket": self.sock})
                 self.emit(["%exit"])
@@ -259,9 +263,20 @@ class Control:
         for rule in self.spec.get("rules", []):
             if "attach" in rule and rule["attach"] != ordinal:
                 continue
-            if re.search(rule["regex"], line):
-                return rule
+            match = re.search(rule["regex"], line)
+            if match:
+                return rule, match
         return None
+
+
+def groups(lines, match):
+    """Fills {g1}, {g2}… in scripted lines with the rule's regex groups."""
+    out = []
+    for line in lines:
+        for i, group in enumerate(match.groups(), 1):
+            line = line.replace("{g%d}" % i, group or "")
+        out.append(line)
+    return out
 
 
 def main():

@@ -477,3 +477,36 @@ fn stdin_eof_exits_cleanly_and_detaches() {
         });
     server.fake.assert_harmless();
 }
+
+/// The wait path on a scripted stream: output that arrived before the entry
+/// capture's `%begin` is already on screen and must not count; output after
+/// it is new (escape sequences removed before matching).
+#[test]
+fn wait_for_text_counts_only_output_after_the_sync_point() {
+    let mut server = Server::start("wait");
+    let args = json!({"pane_id": "%1", "patterns": ["READY-\\d"], "regex": true, "timeout": 5});
+    let result = server.ok("wait_for_text", args);
+    assert_eq!(result["found"], true, "{result}");
+    assert_eq!(result["matched_lines"], json!(["late READY-2"]));
+    assert_eq!(result["matched_at_entry"], false);
+    server.fake.assert_harmless();
+}
+
+/// The run path on a scripted stream: status and output come from the
+/// markers the shell prints, split across `%output` lines, never from the
+/// echo of the typed text.
+#[test]
+fn run_command_reads_status_and_output_between_markers() {
+    let mut server = Server::start("wait");
+    let args = json!({"pane_id": "%1", "command": "echo hello", "timeout": 5});
+    let result = server.ok("run_command", args);
+    assert_eq!(result["exit_status"], 3, "{result}");
+    assert_eq!(result["output"], json!(["hello", "no newline"]));
+    assert_eq!(result["timed_out"], false);
+    let typed = &server.fake.lines()[1];
+    assert!(
+        typed.starts_with("send-keys -t '%1' -l -- ' printf"),
+        "{typed}"
+    );
+    server.fake.assert_harmless();
+}
