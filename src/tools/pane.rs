@@ -11,7 +11,7 @@ use super::models::{PaneInfo, PaneSnapshot};
 use super::rows;
 use super::server::Sock;
 use super::spawn::SpawnArgs;
-use super::target::{self, PaneSel};
+use super::target::{self, PaneScope, PaneSel};
 use super::window::WindowTarget;
 use super::{App, CREATE, DESTROY, INPUT, READ, ToolDef, ToolError, ToolResult};
 use crate::mcp::CallContext;
@@ -93,26 +93,32 @@ async fn list_panes(
     _: CallContext,
 ) -> ToolResult<Vec<PaneInfo>> {
     let target = app.socket(args.sock.socket_name.as_deref())?;
-    let mut rows = target::panes(&target).await?;
     let session = &args.window.session;
-    if args.window.window_id.is_some() || args.window.window_index.is_some() {
+    let rows = if args.window.window_id.is_some() || args.window.window_index.is_some() {
         let window = target::window(&target, &args.window.sel()).await?;
-        rows.retain(|r| r.info.window_id.as_deref() == Some(window.window_id.as_str()));
+        let id = target::window_id(&window.window_id)?;
+        target::panes_in(&target, PaneScope::Window(id)).await?
     } else if session.is_given() {
-        if let Some(id) = &session.session_id {
-            target::session_id(id)?;
-            rows.retain(|r| r.info.session_id.as_deref() == Some(id.as_str()));
-        } else if let Some(name) = &session.session_name {
-            rows.retain(|r| &r.session_name == name);
-        }
-        if rows.is_empty() {
-            target::session(&target, session).await?;
+        let scope = match (&session.session_id, &session.session_name) {
+            (Some(id), _) => target::session_id(id)?.to_string(),
+            (None, Some(name)) => format!("={name}"),
+            (None, None) => unreachable!("is_given"),
+        };
+        match target::panes_in(&target, PaneScope::Session(scope)).await {
+            // Report a missing session the way every other lookup does.
+            Err(e) if e.kind == "TmuxObjectDoesNotExist" => {
+                target::session(&target, session).await?;
+                return Err(e);
+            }
+            other => other?,
         }
     } else {
+        let mut rows = target::panes(&target).await?;
         // A window linked into several sessions is listed once per session.
         let mut seen = std::collections::HashSet::new();
         rows.retain(|r| seen.insert(r.info.pane_id.clone()));
-    }
+        rows
+    };
     let mut panes: Vec<PaneInfo> = rows.into_iter().map(|r| r.info).collect();
     for pane in &mut panes {
         app.mark_caller(&target, pane);

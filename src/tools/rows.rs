@@ -104,8 +104,7 @@ pub fn window(f: &[String]) -> WindowInfo {
     }
 }
 
-/// Pane fields; `session_name` is for filtering by session and is not part
-/// of [`PaneInfo`]. Free text comes last.
+/// Pane fields, free text last.
 pub const PANE_FIELDS: &[&str] = &[
     "pane_id",
     "pane_index",
@@ -124,7 +123,6 @@ pub const PANE_FIELDS: &[&str] = &[
     "pane_active",
     "window_id",
     "session_id",
-    "session_name",
     "pane_current_command",
     "pane_current_path",
     "pane_title",
@@ -134,7 +132,6 @@ pub const PANE_FIELDS: &[&str] = &[
 #[derive(Clone, Debug)]
 pub struct PaneRow {
     pub info: PaneInfo,
-    pub session_name: String,
 }
 
 pub fn pane(f: &[String]) -> PaneRow {
@@ -156,15 +153,12 @@ pub fn pane(f: &[String]) -> PaneRow {
         pane_active: opt(&f[14]),
         window_id: opt(&f[15]),
         session_id: opt(&f[16]),
-        pane_current_command: opt(&f[18]),
-        pane_current_path: opt(&f[19]),
-        pane_title: Some(f[20].clone()),
+        pane_current_command: opt(&f[17]),
+        pane_current_path: opt(&f[18]),
+        pane_title: Some(f[19].clone()),
         is_caller: None,
     };
-    PaneRow {
-        info,
-        session_name: f[17].clone(),
-    }
+    PaneRow { info }
 }
 
 /// `snapshot_pane`'s fields: the pane id (empty when there is no such

@@ -192,10 +192,27 @@ async fn session_for_windows(
 
 /// Every pane of the server (`list-panes -a`), in tmux's order.
 pub async fn panes(target: &Target) -> ToolResult<Vec<PaneRow>> {
+    panes_in(target, PaneScope::Server).await
+}
+
+/// Which panes a `list-panes` covers. Narrower scopes make tmux format
+/// fewer panes (each costs it a /proc lookup for the command and path).
+pub enum PaneScope {
+    Server,
+    /// A session: `$id`, or `=name` (tmux's exact-name match).
+    Session(String),
+    Window(WindowId),
+}
+
+/// The panes of `scope`, in tmux's order.
+pub async fn panes_in(target: &Target, scope: PaneScope) -> ToolResult<Vec<PaneRow>> {
     let format = rows::format(rows::PANE_FIELDS);
-    let lines = target
-        .run(Command::new("list-panes").flag("-a").opt("-F", format))
-        .await?;
+    let cmd = match scope {
+        PaneScope::Server => Command::new("list-panes").flag("-a"),
+        PaneScope::Session(session) => Command::new("list-panes").flag("-s").target(session),
+        PaneScope::Window(window) => Command::new("list-panes").target(window),
+    };
+    let lines = target.run(cmd.opt("-F", format)).await?;
     Ok(rows::records(&lines, rows::PANE_FIELDS.len())
         .iter()
         .map(|r| rows::pane(r))
