@@ -465,7 +465,23 @@ async fn run_command_in_zsh_and_fish_when_installed() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
     let pane = first_pane(&tmux);
-    for (shell, start) in [("zsh", "zsh -f"), ("fish", "fish --no-config")] {
+    // Each shell replaces a plain sh and announces itself with a line only
+    // it can print (the typed text shows the unexpanded form), so the test
+    // knows the shell runs before it types: run_command picks its syntax
+    // from the pane's current command.
+    let shells = [
+        (
+            "zsh",
+            "exec zsh -f -c 'echo zsh-$((40+2))-ready; exec zsh -f'",
+            "zsh-42-ready",
+        ),
+        (
+            "fish",
+            "exec fish --no-config -C 'echo fish-(math 40 + 2)-ready'",
+            "fish-42-ready",
+        ),
+    ];
+    for (shell, start, ready) in shells {
         let found = std::process::Command::new("sh")
             .arg("-c")
             .arg(format!("command -v {shell}"))
@@ -475,14 +491,12 @@ async fn run_command_in_zsh_and_fish_when_installed() {
             eprintln!("{shell} is not installed; skipped");
             continue;
         }
-        let split = ok(
-            &svc,
-            "split_window",
-            json!({"pane_id": pane, "shell": start}),
-        )
-        .await;
+        let split = ok(&svc, "split_window", json!({"pane_id": pane})).await;
         let id = split["pane_id"].as_str().unwrap().to_owned();
-        // No need to wait for the prompt: the tty keeps what is typed early.
+        let args = json!({"pane_id": id, "patterns": [ready], "timeout": 10});
+        let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
+        ok(&svc, "send_keys", json!({"pane_id": id, "keys": start})).await;
+        assert_eq!(finish(wait).await["found"], true, "{shell} did not start");
         let command = if shell == "fish" {
             "echo it\\'s-(math 6 \\* 7); exit 3"
         } else {

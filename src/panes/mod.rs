@@ -2,6 +2,7 @@
 //! escape-stripped line view that matchers read ([`lines`]).
 
 pub mod lines;
+pub mod matcher;
 pub mod registry;
 pub mod ring;
 

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +19,7 @@ use super::target::{self, PaneSel};
 use super::{App, INPUT, READ, ToolDef, ToolError, ToolResult};
 use crate::mcp::{CallContext, LogLevel};
 use crate::panes::LineView;
+use crate::panes::matcher::{LineBatch, Matcher};
 use crate::tmux::{Command, PaneId};
 
 pub fn register(tools: &mut Vec<ToolDef>) {
@@ -136,32 +137,25 @@ pub struct WaitForTextResult {
 }
 
 /// Compiled success and stop patterns.
-struct Matcher {
-    patterns: Option<Vec<Regex>>,
-    stop: Vec<Regex>,
+struct Patterns {
+    /// `None`: any new output ends the wait.
+    success: Option<Matcher>,
+    stop: Matcher,
 }
 
-fn compile(list: &[String], what: &str, regex: bool, match_case: bool) -> ToolResult<Vec<Regex>> {
-    list.iter()
-        .map(|p| {
-            if p.is_empty() {
-                return Err(ToolError::invalid(format!(
-                    "{what} pattern must be a non-empty string"
-                )));
-            }
-            let source = if regex { p.clone() } else { regex::escape(p) };
-            RegexBuilder::new(&source)
-                .case_insensitive(!match_case)
-                .size_limit(1 << 20)
-                .build()
-                .map_err(|e| ToolError::invalid(format!("Invalid regex pattern: {e}")))
-        })
-        .collect()
+fn compile(list: &[String], what: &str, regex: bool, match_case: bool) -> ToolResult<Matcher> {
+    if list.iter().any(String::is_empty) {
+        return Err(ToolError::invalid(format!(
+            "{what} pattern must be a non-empty string"
+        )));
+    }
+    Matcher::new(list, regex, match_case)
+        .map_err(|e| ToolError::invalid(format!("Invalid regex pattern: {e}")))
 }
 
-impl Matcher {
-    fn new(args: &WaitForTextArgs) -> ToolResult<Matcher> {
-        let patterns = match &args.patterns {
+impl Patterns {
+    fn new(args: &WaitForTextArgs) -> ToolResult<Patterns> {
+        let success = match &args.patterns {
             Some(list) if list.is_empty() => {
                 return Err(ToolError::invalid(
                     "patterns must be a non-empty list, or null to wait for any new output",
@@ -176,18 +170,25 @@ impl Matcher {
             args.regex,
             args.match_case,
         )?;
-        Ok(Matcher { patterns, stop })
+        Ok(Patterns { success, stop })
     }
 
-    fn stop_hit(&self, line: &[u8]) -> Option<usize> {
-        self.stop.iter().position(|r| r.is_match(line))
+    fn success_hit(&self, line: &[u8]) -> bool {
+        self.success
+            .as_ref()
+            .is_some_and(|m| m.line_hit(line).is_some())
     }
 
-    fn pattern_hit(&self, line: &[u8]) -> Option<usize> {
-        self.patterns
-            .as_ref()?
-            .iter()
-            .position(|r| r.is_match(line))
+    /// What `batch` holds, if anything: stop patterns win a tie with
+    /// success patterns in the same read.
+    fn judge(&self, batch: &LineBatch) -> Option<(&'static str, usize, &Matcher)> {
+        if let Some((_, index)) = self.stop.first(batch) {
+            return Some(("stopped", index, &self.stop));
+        }
+        let success = self.success.as_ref()?;
+        success
+            .first(batch)
+            .map(|(_, index)| ("matched", index, success))
     }
 }
 
@@ -224,36 +225,6 @@ impl TailBuf {
     }
 }
 
-/// The hits of one read: stop patterns win a tie with success patterns.
-#[derive(Default)]
-struct Hits {
-    stop: Option<usize>,
-    pattern: Option<usize>,
-}
-
-impl Hits {
-    /// Records the first stop and success hits; true when `line` hit either.
-    fn scan(&mut self, matcher: &Matcher, line: &[u8]) -> bool {
-        let stop = matcher.stop_hit(line);
-        let pattern = matcher.pattern_hit(line);
-        self.stop = self.stop.or(stop);
-        self.pattern = self.pattern.or(pattern);
-        stop.is_some() || pattern.is_some()
-    }
-
-    fn outcome<'m>(&self, matcher: &'m Matcher) -> Option<(&'static str, usize, &'m Regex)> {
-        if let Some(i) = self.stop {
-            return Some(("stopped", i, &matcher.stop[i]));
-        }
-        let i = self.pattern?;
-        Some((
-            "matched",
-            i,
-            &matcher.patterns.as_ref().expect("a pattern hit")[i],
-        ))
-    }
-}
-
 async fn wait_for_text(
     app: Arc<App>,
     args: WaitForTextArgs,
@@ -267,7 +238,7 @@ async fn wait_for_text(
         )));
     }
     let requested = seconds(args.timeout, "timeout")?;
-    let matcher = Matcher::new(&args)?;
+    let patterns = Patterns::new(&args)?;
     let effective = requested.min(app.config.wait_max);
     let deadline = started + effective;
     let target = app.socket(args.sock.socket_name.as_deref())?;
@@ -275,9 +246,7 @@ async fn wait_for_text(
     watch.mark_seen();
     let (screen, mut cursor) = watch.capture(&["-J"]).await?;
     let entry_rows: std::collections::HashSet<String> = screen.iter().cloned().collect();
-    let at_entry = screen
-        .iter()
-        .any(|l| matcher.pattern_hit(l.as_bytes()).is_some());
+    let at_entry = screen.iter().any(|l| patterns.success_hit(l.as_bytes()));
     // Tell a client that listens that the wait is armed: from here on,
     // output counts as new.
     ctx.progress.report(
@@ -287,6 +256,7 @@ async fn wait_for_text(
     );
 
     let mut view = LineView::new(MAX_LINE);
+    let mut batch = LineBatch::default();
     let mut tail = TailBuf::new();
     let mut saw_lines = false;
     let mut alternate = false;
@@ -315,17 +285,14 @@ async fn wait_for_text(
     };
     loop {
         watch.mark_seen();
-        let mut hits = Hits::default();
-        // Lines of this read that hit something (the wait ends on the read
-        // holding its first hit, so these are all the matched lines).
-        let mut hit_lines: Vec<Vec<u8>> = Vec::new();
+        // This read's lines, matched as one batch (the wait ends on the
+        // read holding its first hit, so a batch is all a match needs).
+        batch.clear();
         let info = watch.read(&mut cursor, &mut view, &mut |line| {
-            if hits.scan(&matcher, line) && hit_lines.len() < 4 * TAIL_LINES {
-                hit_lines.push(line.to_vec());
-            }
+            batch.push(line);
             tail.push(line);
-            saw_lines = true;
         });
+        saw_lines |= !batch.is_empty();
         if let Some(on) = info.alternate {
             in_alternate = on;
             alternate |= on;
@@ -333,24 +300,22 @@ async fn wait_for_text(
         // The line still being written counts too: a prompt such as
         // 'Password:' never gets its newline.
         let partial = view.partial().to_vec();
-        if !partial.is_empty() && hits.scan(&matcher, &partial) {
-            hit_lines.push(partial.clone());
+        if !partial.is_empty() {
+            batch.push(&partial);
         }
-        if hits.outcome(&matcher).is_none() && info.bytes > 0 && (in_alternate || info.redraw) {
+        if patterns.judge(&batch).is_none() && info.bytes > 0 && (in_alternate || info.redraw) {
             // Text painted by cursor moves: match the rendered screen, but
             // only rows that were not there when the wait began.
             let (rows, _) = watch.capture(&["-J"]).await?;
             for row in rows.iter().filter(|r| !entry_rows.contains(*r)) {
-                if hits.scan(&matcher, row.as_bytes()) {
-                    hit_lines.push(row.as_bytes().to_vec());
-                }
+                batch.push(row.as_bytes());
             }
         }
-        if let Some((kind, index, re)) = hits.outcome(&matcher) {
-            let matched: Vec<String> = hit_lines
-                .iter()
-                .filter(|l| re.is_match(l))
-                .map(|l| lossy(l))
+        if let Some((kind, index, matcher)) = patterns.judge(&batch) {
+            let matched: Vec<String> = (0..batch.len())
+                .map(|i| batch.line(i))
+                .filter(|l| matcher.matches(index, l))
+                .map(lossy)
                 .collect();
             return Ok(result(
                 kind,
@@ -360,7 +325,7 @@ async fn wait_for_text(
                 alternate,
             ));
         }
-        if matcher.patterns.is_none() && (saw_lines || !partial.is_empty()) {
+        if patterns.success.is_none() && (saw_lines || !partial.is_empty()) {
             return Ok(result(
                 "any_output",
                 None,

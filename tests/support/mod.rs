@@ -39,6 +39,10 @@ impl PrivateTmux {
             "50",
             "env PS1='$ ' sh",
         ]);
+        // New windows and panes run a plain sh too: the machine's own shell
+        // start-up files (pyenv, conda...) can take seconds and are not ours
+        // to test.
+        tmux.cmd(&["set-option", "-g", "default-command", "env PS1='$ ' sh"]);
         tmux
     }
 
