@@ -14,6 +14,7 @@ mod filters;
 pub mod models;
 mod observe;
 mod pane;
+mod pane_layout;
 mod rows;
 mod server;
 mod spawn;
@@ -203,6 +204,21 @@ pub const DESTROY: Hints = Hints {
     read_only: false,
     destructive: true,
     idempotent: true,
+    open_world: false,
+};
+
+/// Changes presentation (size, title, mode); repeating it changes nothing more.
+pub const ADJUST: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+/// Changes presentation or focus; repeating it changes it again (e.g. next pane).
+pub const CHANGE: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
     open_world: false,
 };
 
@@ -407,6 +423,7 @@ pub fn catalog() -> Vec<ToolDef> {
     server::register(&mut tools);
     window::register(&mut tools);
     pane::register(&mut tools);
+    pane_layout::register(&mut tools);
     wait::register(&mut tools);
     channel::register(&mut tools);
     tools

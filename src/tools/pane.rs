@@ -49,7 +49,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "send_keys",
         "Send Keys",
-        "Type into a pane. Presses Enter afterwards unless enter=false (pass enter=false for control keys such as C-c). With literal=false tmux key names (C-c, Escape, Up) are recognised. Returns at once, before the program reacts: do not capture right after it and assume the output is there.",
+        "Type into a pane. Presses Enter afterwards unless enter=false (pass enter=false for control keys such as C-c). With literal=false tmux key names (C-c, Escape, Up) are recognised. Returns at once, before the program reacts: do not capture right after it and assume the output is there. A pane in copy mode (snapshot_pane pane_in_mode) takes the keys itself: call exit_copy_mode first.",
         INPUT,
         send_keys,
     ));
