@@ -7,10 +7,12 @@
 //! and its output schema from `Out`. A non-object `Out` (a string, a list)
 //! is wrapped as `{"result": …}` the way the reference does it.
 
+mod buffers;
 mod channel;
 mod filters;
 pub mod models;
 mod observe;
+mod options;
 mod pane;
 mod rows;
 mod server;
@@ -67,8 +69,20 @@ impl App {
         })
     }
 
-    /// Detaches from every tmux server (sessions are left untouched).
+    /// Deletes the paste buffers `load_buffer` created that are still
+    /// there (best effort, bounded), then detaches from every tmux server
+    /// (sessions are left untouched).
     pub async fn shutdown(&self) {
+        let cleanup = async {
+            for hub in self.hubs.all() {
+                for name in hub.take_buffers() {
+                    let _ = hub
+                        .run(&Command::new("delete-buffer").opt("-b", name))
+                        .await;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), cleanup).await;
         self.hubs.shutdown().await;
     }
 }
@@ -374,6 +388,8 @@ pub fn catalog() -> Vec<ToolDef> {
     pane::register(&mut tools);
     wait::register(&mut tools);
     channel::register(&mut tools);
+    options::register(&mut tools);
+    buffers::register(&mut tools);
     tools
 }
 
