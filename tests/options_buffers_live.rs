@@ -44,6 +44,17 @@ async fn options_show_and_set() {
         .parse()
         .unwrap();
     assert_eq!(escape["value"], want);
+    // No scope, no target: tmux infers the scope from the name.
+    ok(
+        &svc,
+        "set_option",
+        json!({"option": "escape-time", "value": "123"}),
+    )
+    .await;
+    assert_eq!(
+        tmux.cmd(&["show-options", "-s", "-v", "escape-time"]),
+        "123\n"
+    );
     let aliases = ok(
         &svc,
         "show_option",
@@ -64,7 +75,7 @@ async fn options_show_and_set() {
     );
 
     // A user option, stored verbatim: format syntax, quotes and a leading dash.
-    let value = "-x 'it''s' \"q\" #{pane_id} $HOME;";
+    let value = "-x 'it''s' \"q\" #{pane_id} $HOME; a\\b\tc é";
     let set = ok(
         &svc,
         "set_option",
@@ -253,19 +264,19 @@ async fn environment_show_and_set() {
     let set = ok(
         &svc,
         "set_environment",
-        json!({"name": "MCP_T", "value": "a b=c 'q' é"}),
+        json!({"name": "MCP_T", "value": "a b=c 'q' é \\$x\t"}),
     )
     .await;
     assert_eq!(
         set,
-        json!({"name": "MCP_T", "value": "a b=c 'q' é", "status": "set"})
+        json!({"name": "MCP_T", "value": "a b=c 'q' é \\$x\t", "status": "set"})
     );
     assert_eq!(
         tmux.cmd(&["show-environment", "-g", "MCP_T"]),
-        "MCP_T=a b=c 'q' é\n"
+        "MCP_T=a b=c 'q' é \\$x\t\n"
     );
     let global = ok(&svc, "show_environment", json!({})).await;
-    assert_eq!(global["variables"]["MCP_T"], "a b=c 'q' é");
+    assert_eq!(global["variables"]["MCP_T"], "a b=c 'q' é \\$x\t");
 
     ok(
         &svc,
