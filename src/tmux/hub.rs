@@ -10,7 +10,7 @@
 //! session at all, a control client cannot exist, and a one-shot `tmux`
 //! process runs the command: the only cold path.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -34,6 +34,8 @@ pub struct Hub {
     limits: Limits,
     panes: Arc<Panes>,
     state: tokio::sync::Mutex<State>,
+    /// Paste buffers our tools created here and have not deleted.
+    buffers: Mutex<BTreeSet<String>>,
 }
 
 #[derive(Default)]
@@ -56,6 +58,7 @@ impl Hub {
             limits,
             panes,
             state: tokio::sync::Mutex::new(State::default()),
+            buffers: Mutex::new(BTreeSet::new()),
         }
     }
 
@@ -66,6 +69,25 @@ impl Hub {
 
     pub fn socket(&self) -> &Path {
         &self.socket
+    }
+
+    /// Remembers a paste buffer we created, to delete it at shutdown.
+    pub fn track_buffer(&self, name: &str) {
+        self.buffers
+            .lock()
+            .expect("buffers lock")
+            .insert(name.to_owned());
+    }
+
+    pub fn untrack_buffer(&self, name: &str) {
+        self.buffers.lock().expect("buffers lock").remove(name);
+    }
+
+    /// The buffers still remembered, forgetting them.
+    pub fn take_buffers(&self) -> Vec<String> {
+        std::mem::take(&mut *self.buffers.lock().expect("buffers lock"))
+            .into_iter()
+            .collect()
     }
 
     /// Runs one command and returns its output lines. Commands that would
@@ -301,16 +323,19 @@ impl Hubs {
             .clone()
     }
 
-    /// Detaches from every server.
-    pub async fn shutdown(&self) {
-        let hubs: Vec<Arc<Hub>> = self
-            .hubs
+    /// Every hub, in no particular order.
+    pub fn all(&self) -> Vec<Arc<Hub>> {
+        self.hubs
             .lock()
             .expect("hubs lock")
             .values()
             .cloned()
-            .collect();
-        for hub in hubs {
+            .collect()
+    }
+
+    /// Detaches from every server.
+    pub async fn shutdown(&self) {
+        for hub in self.all() {
             hub.shutdown().await;
         }
     }

@@ -9,10 +9,12 @@
 
 mod audit;
 mod batch;
+mod buffers;
 mod channel;
 mod filters;
 pub mod models;
 mod observe;
+mod options;
 mod pane;
 mod pane_layout;
 mod rows;
@@ -88,8 +90,20 @@ impl App {
         self.nested.get()
     }
 
-    /// Detaches from every tmux server (sessions are left untouched).
+    /// Deletes the paste buffers `load_buffer` created that are still
+    /// there (best effort, bounded), then detaches from every tmux server
+    /// (sessions are left untouched).
     pub async fn shutdown(&self) {
+        let cleanup = async {
+            for hub in self.hubs.all() {
+                for name in hub.take_buffers() {
+                    let _ = hub
+                        .run(&Command::new("delete-buffer").opt("-b", name))
+                        .await;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), cleanup).await;
         self.hubs.shutdown().await;
     }
 }
@@ -426,6 +440,8 @@ pub fn catalog() -> Vec<ToolDef> {
     pane_layout::register(&mut tools);
     wait::register(&mut tools);
     channel::register(&mut tools);
+    options::register(&mut tools);
+    buffers::register(&mut tools);
     tools
 }
 

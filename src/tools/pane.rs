@@ -332,7 +332,7 @@ fn default_max_lines() -> Option<i64> {
     Some(500)
 }
 
-fn check_max_lines(max_lines: Option<i64>) -> ToolResult<()> {
+pub(super) fn check_max_lines(max_lines: Option<i64>) -> ToolResult<()> {
     match max_lines {
         Some(n) if n <= 0 => Err(ToolError::invalid(format!(
             "max_lines must be positive or null (received {n})"
@@ -362,7 +362,7 @@ fn lines_to_cut(lines: &[String], max_lines: Option<i64>) -> usize {
 }
 
 /// The global response backstop: keeps the last `limit` bytes.
-fn backstop(text: String, limit: usize) -> String {
+pub(super) fn backstop(text: String, limit: usize) -> String {
     if text.len() <= limit {
         return text;
     }

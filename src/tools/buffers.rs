@@ -1,0 +1,440 @@
+//! Paste buffers this server creates: stage text, paste it, read it back,
+//! delete it.
+//!
+//! Every tool works only on names of our namespace,
+//! `libtmux_mcp_<32 hex>_<logical>`, so an agent can never read, paste or
+//! delete the user's own buffers (clipboard history). The hub remembers the
+//! buffers it created; [`super::App::shutdown`] deletes those still there.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::pane::{backstop, check_max_lines};
+use super::server::Sock;
+use super::target::{self, PaneSel};
+use super::{App, CREATE, DESTROY, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
+use crate::mcp::CallContext;
+use crate::tmux::{Command, TmuxError};
+
+pub const PREFIX: &str = "libtmux_mcp_";
+
+pub fn register(tools: &mut Vec<ToolDef>) {
+    tools.push(ToolDef::new(
+        "load_buffer",
+        "Load tmux Buffer",
+        "Stage text in a new tmux paste buffer named libtmux_mcp_<uuid>_<logical_name>; pass the returned buffer_name to paste_buffer, show_buffer and delete_buffer. Buffers left over are deleted when this server exits.",
+        CREATE,
+        load_buffer,
+    ));
+    tools.push(ToolDef::new(
+        "paste_buffer",
+        "Paste tmux Buffer",
+        "Paste a buffer from load_buffer into a pane (as if typed; newlines become Enter). The buffer is kept. bracket=true wraps it in bracketed-paste sequences when the program asked for them.",
+        INPUT,
+        paste_buffer,
+    ));
+    tools.push(ToolDef::new(
+        "show_buffer",
+        "Show tmux Buffer",
+        "Read back a buffer from load_buffer, exactly; at most max_lines lines (the last ones; content_truncated says so).",
+        READ,
+        show_buffer,
+    ));
+    tools.push(ToolDef::new(
+        "delete_buffer",
+        "Delete tmux Buffer",
+        "Delete a buffer from load_buffer.",
+        DESTROY,
+        delete_buffer,
+    ));
+}
+
+/// `^[A-Za-z0-9_.-]{1,64}$`.
+fn is_logical(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+}
+
+/// `^libtmux_mcp_[0-9a-f]{32}_[A-Za-z0-9_.-]{1,64}$`: one of ours.
+fn check_buffer_name(name: &str) -> ToolResult<()> {
+    let ok = name.strip_prefix(PREFIX).is_some_and(|rest| {
+        rest.len() > 33
+            && rest.as_bytes()[..32]
+                .iter()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+            && rest.as_bytes()[32] == b'_'
+            && is_logical(&rest[33..])
+    });
+    if ok {
+        return Ok(());
+    }
+    Err(
+        ToolError::invalid(format!("Invalid buffer name: {name:?}")).suggest(
+            "Pass the buffer_name load_buffer returned (libtmux_mcp_<32 hex>_<name>); other buffers are not accessible.",
+        ),
+    )
+}
+
+/// A tmux failure on a buffer command, naming the buffer.
+fn buffer_error(command: &str, name: &str, e: TmuxError) -> ToolError {
+    match e {
+        TmuxError::Command(msg) => ToolError::new(
+            "TmuxCommandError",
+            format!("{command} failed for '{name}': {}", msg.trim()),
+        )
+        .suggest("The buffer may have been deleted (paste_text and delete_buffer remove buffers); call load_buffer again."),
+        other => other.into(),
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct LoadBufferArgs {
+    /// Text to stage (not empty).
+    content: String,
+    /// Short label: 1-64 of A-Z a-z 0-9 _ . - (default 'buf').
+    #[serde(default)]
+    logical_name: Option<String>,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BufferRef {
+    /// The tmux buffer name; pass it to paste_buffer / show_buffer / delete_buffer.
+    buffer_name: String,
+    /// The logical name given, if any.
+    logical_name: Option<String>,
+}
+
+async fn load_buffer(app: Arc<App>, args: LoadBufferArgs, _: CallContext) -> ToolResult<BufferRef> {
+    let logical = match args.logical_name.as_deref() {
+        None | Some("") => "buf",
+        Some(name) if is_logical(name) => name,
+        Some(name) => {
+            return Err(
+                ToolError::invalid(format!("Invalid logical buffer name: {name:?}"))
+                    .suggest("Use 1 to 64 characters from A-Z, a-z, 0-9, '_', '.' and '-'."),
+            );
+        }
+    };
+    if args.content.is_empty() {
+        return Err(ToolError::invalid(
+            "content is empty; tmux keeps no empty buffers",
+        ));
+    }
+    if args.content.contains('\0') {
+        return Err(ToolError::invalid(
+            "content contains a NUL byte, which a tmux buffer loaded this way cannot carry",
+        ));
+    }
+    let name = format!("{PREFIX}{}_{logical}", uuid::Uuid::new_v4().simple());
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    // set-buffer on the control client: the text travels quoted on the
+    // command line, no temporary file.
+    let cmd = Command::new("set-buffer")
+        .opt("-b", &name)
+        .flag("--")
+        .arg(&args.content);
+    target
+        .hub
+        .run(&cmd)
+        .await
+        .map_err(|e| buffer_error("set-buffer", &name, e))?;
+    target.hub.track_buffer(&name);
+    Ok(BufferRef {
+        buffer_name: name,
+        logical_name: args.logical_name,
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PasteBufferArgs {
+    /// A buffer_name from load_buffer.
+    buffer_name: String,
+    #[serde(flatten)]
+    pane: PaneSel,
+    /// Bracketed paste (-p): only takes effect when the program enabled it.
+    #[serde(default = "yes")]
+    bracket: bool,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+fn yes() -> bool {
+    true
+}
+
+async fn paste_buffer(app: Arc<App>, args: PasteBufferArgs, _: CallContext) -> ToolResult<String> {
+    check_buffer_name(&args.buffer_name)?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let pane = target::resolve_pane(&target, &args.pane).await?;
+    // paste-buffer does not say when the pane is missing in every version;
+    // look it up first so the error is the usual one.
+    target::pane_row(&target, pane).await?;
+    let mut cmd = Command::new("paste-buffer");
+    if args.bracket {
+        cmd = cmd.flag("-p");
+    }
+    let cmd = cmd.opt("-b", &args.buffer_name).target(pane);
+    target
+        .hub
+        .run(&cmd)
+        .await
+        .map_err(|e| buffer_error("paste-buffer", &args.buffer_name, e))?;
+    Ok(format!(
+        "Buffer '{}' pasted to pane {pane}",
+        args.buffer_name
+    ))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ShowBufferArgs {
+    /// A buffer_name from load_buffer.
+    buffer_name: String,
+    /// Keep at most this many lines (the last ones); null for no limit.
+    #[serde(default = "default_max_lines")]
+    max_lines: Option<i64>,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+fn default_max_lines() -> Option<i64> {
+    Some(500)
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BufferContent {
+    buffer_name: String,
+    /// The buffer's text (exact unless truncated).
+    content: String,
+    /// True when the oldest lines were dropped to fit max_lines.
+    content_truncated: bool,
+    /// How many lines were dropped.
+    content_truncated_lines: i64,
+}
+
+/// Undoes the escaping tmux before 3.4 applies to `show-buffer` output on
+/// a control client (`vis(3)` with `VIS_OCTAL | VIS_CSTYLE | VIS_TAB`):
+/// `\\`, C escapes, three-digit octal, and `\X` for `X` itself.
+pub fn unvis(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if b != b'\\' || i + 1 >= text.len() {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let next = text[i + 1];
+        let octal = text
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        if let Some(d) = octal {
+            out.push(((d[0] - b'0') << 6) | ((d[1] - b'0') << 3) | (d[2] - b'0'));
+            i += 4;
+            continue;
+        }
+        let decoded = match next {
+            b'\\' => b'\\',
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'a' => 0x07,
+            b'b' => 0x08,
+            b'v' => 0x0b,
+            b'f' => 0x0c,
+            b's' => b' ',
+            // Any other escaped character stands for itself (tmux 3.3a
+            // writes `$` as `\$`); a lone `\` is always written `\\`.
+            other => other,
+        };
+        out.push(decoded);
+        i += 2;
+    }
+    out
+}
+
+/// Does this tmux escape `show-buffer` output (before 3.4)?
+fn escapes_show_buffer(version: &str) -> bool {
+    let mut parts = version.split('.');
+    let major: Option<u32> = parts.next().and_then(|p| p.parse().ok());
+    let minor: Option<u32> = parts.next().and_then(|p| {
+        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    });
+    match (major, minor) {
+        (Some(major), Some(minor)) => (major, minor) < (3, 4),
+        // "master", "next-3.6": newer than any release.
+        _ => false,
+    }
+}
+
+/// The buffer's exact text: tmux's reply, decoded when this tmux escapes
+/// it, and checked against the buffer's size in bytes.
+fn buffer_text(lines: &[Vec<u8>], escaped: bool, size: Option<usize>) -> ToolResult<String> {
+    let joined = lines.join(&b'\n');
+    let mut candidates = Vec::new();
+    if escaped {
+        candidates.push(unvis(&joined));
+    }
+    candidates.push(joined.clone());
+    let mut with_newline = joined;
+    with_newline.push(b'\n');
+    candidates.push(with_newline);
+    let chosen = match size {
+        Some(size) => candidates.into_iter().find(|c| c.len() == size),
+        None => candidates.into_iter().next(),
+    };
+    let bytes = chosen.ok_or_else(|| {
+        ToolError::new(
+            "TmuxCommandError",
+            "show-buffer returned text that does not match the buffer's size",
+        )
+    })?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The size in bytes of buffer `name`, if tmux lists it.
+async fn buffer_size(target: &Target, name: &str) -> ToolResult<Option<usize>> {
+    // The name is checked (no format syntax), so it can sit in the filter.
+    let cmd = Command::new("list-buffers")
+        .opt("-F", "#{buffer_size}")
+        .opt("-f", format!("#{{==:#{{buffer_name}},{name}}}"));
+    let lines = target.run(cmd).await?;
+    Ok(lines
+        .first()
+        .and_then(|l| std::str::from_utf8(l).ok()?.parse().ok()))
+}
+
+async fn show_buffer(
+    app: Arc<App>,
+    args: ShowBufferArgs,
+    _: CallContext,
+) -> ToolResult<BufferContent> {
+    check_buffer_name(&args.buffer_name)?;
+    check_max_lines(args.max_lines)?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let show = async {
+        target
+            .hub
+            .run(&Command::new("show-buffer").opt("-b", &args.buffer_name))
+            .await
+            .map_err(|e| buffer_error("show-buffer", &args.buffer_name, e))
+    };
+    let version = async {
+        target
+            .run(Command::new("display-message").flag("-p").arg("#{version}"))
+            .await
+    };
+    // All three go out at once on the control client.
+    let (lines, version, size) =
+        tokio::try_join!(show, version, buffer_size(&target, &args.buffer_name))?;
+    let version = version
+        .first()
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .unwrap_or_default();
+    let text = buffer_text(&lines, escapes_show_buffer(&version), size)?;
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if text.ends_with('\n') {
+        lines.pop();
+    }
+    let cut = match args.max_lines {
+        Some(max) if lines.len() > max as usize => lines.len() - max as usize,
+        _ => 0,
+    };
+    let content = if cut > 0 {
+        lines[cut..].join("\n")
+    } else {
+        text
+    };
+    Ok(BufferContent {
+        buffer_name: args.buffer_name,
+        content: backstop(content, app.config.limits.tool_result),
+        content_truncated: cut > 0,
+        content_truncated_lines: cut as i64,
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DeleteBufferArgs {
+    /// A buffer_name from load_buffer.
+    buffer_name: String,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+async fn delete_buffer(
+    app: Arc<App>,
+    args: DeleteBufferArgs,
+    _: CallContext,
+) -> ToolResult<String> {
+    check_buffer_name(&args.buffer_name)?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let result = target
+        .hub
+        .run(&Command::new("delete-buffer").opt("-b", &args.buffer_name))
+        .await;
+    target.hub.untrack_buffer(&args.buffer_name);
+    result.map_err(|e| buffer_error("delete-buffer", &args.buffer_name, e))?;
+    Ok(format!("Buffer '{}' deleted", args.buffer_name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffer_names_are_ours_only() {
+        let good = format!("{PREFIX}{}_buf", "0123456789abcdef".repeat(2));
+        assert!(check_buffer_name(&good).is_ok());
+        let upper = format!("{PREFIX}{}_buf", "0123456789ABCDEF".repeat(2));
+        for bad in [
+            "buffer0",
+            "libtmux_mcp_",
+            "libtmux_mcp_abc_buf",
+            upper.as_str(),
+            &format!("{PREFIX}{}_", "0".repeat(32)),
+            &format!("{PREFIX}{}_a b", "0".repeat(32)),
+            &format!("{PREFIX}{}_{}", "0".repeat(32), "x".repeat(65)),
+            &format!("{PREFIX}{}x_buf", "0".repeat(32)),
+            &format!("{PREFIX}{}_#{{x}}", "0".repeat(32)),
+        ] {
+            assert!(check_buffer_name(bad).is_err(), "{bad}");
+        }
+        assert!(is_logical("a.b-c_1") && !is_logical("") && !is_logical("a/b"));
+    }
+
+    #[test]
+    fn show_buffer_escapes_are_undone() {
+        assert_eq!(
+            unvis(b"a\\\\b\\tt\\001\\033\\177 \xc3\xa9\nx\\r\\v\\f\\a\\b\\$\\`"),
+            b"a\\b\tt\x01\x1b\x7f \xc3\xa9\nx\r\x0b\x0c\x07\x08$`".to_vec()
+        );
+        assert_eq!(unvis(b"end\\"), b"end\\".to_vec());
+        assert!(escapes_show_buffer("3.3a"));
+        assert!(escapes_show_buffer("3.2"));
+        assert!(!escapes_show_buffer("3.4"));
+        assert!(!escapes_show_buffer("3.5a"));
+        assert!(!escapes_show_buffer("master"));
+        assert!(!escapes_show_buffer("next-3.6"));
+    }
+
+    #[test]
+    fn the_size_picks_the_reading() {
+        let lines = vec![b"a\\\\b".to_vec(), Vec::new()];
+        // Escaped tmux: "a\b\n" is 4 bytes.
+        assert_eq!(buffer_text(&lines, true, Some(4)).unwrap(), "a\\b\n");
+        // Raw tmux: the same reply is "a\\b\n", 5 bytes.
+        assert_eq!(buffer_text(&lines, true, Some(5)).unwrap(), "a\\\\b\n");
+        assert_eq!(
+            buffer_text(&[b"x".to_vec()], false, Some(2)).unwrap(),
+            "x\n"
+        );
+        assert!(buffer_text(&[b"x".to_vec()], false, Some(9)).is_err());
+    }
+}

@@ -1,0 +1,638 @@
+//! Options, environment and hooks: read and write tmux settings.
+//!
+//! Names are checked strictly before tmux sees them (no format syntax, no
+//! flags); values go to tmux verbatim through the quoting function. A call
+//! without `target` that is not global is given an explicit target (the
+//! first session, its first window, that window's first pane), so what it
+//! reads or writes never depends on which session our control client sits in.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::server::Sock;
+use super::target::{self, PaneSel, SessionSel, WindowSel};
+use super::{App, Hints, READ, Target, ToolDef, ToolError, ToolResult};
+use crate::mcp::CallContext;
+use crate::tmux::Command;
+
+/// Overwrites a setting: the previous value is lost; repeating the call
+/// changes nothing more.
+const SET: Hints = Hints {
+    read_only: false,
+    destructive: true,
+    idempotent: true,
+    open_world: false,
+};
+
+pub fn register(tools: &mut Vec<ToolDef>) {
+    tools.push(ToolDef::new(
+        "show_option",
+        "Show tmux Option",
+        "Read one tmux option. value is typed (numbers as integers, on/off as booleans, array options as a list) and null when the option is not set at that level (pass global_=true for the inherited default).",
+        READ,
+        show_option,
+    ));
+    tools.push(ToolDef::new(
+        "set_option",
+        "Set tmux Option",
+        "Set one tmux option; the value is stored verbatim. Some values are executable later: '#(...)' jobs in status formats, default-command, default-shell, command-alias.",
+        SET,
+        set_option,
+    ));
+    tools.push(ToolDef::new(
+        "show_environment",
+        "Show tmux Environment",
+        "The environment tmux gives new processes: a session's (session_name/session_id), else the global one. Variables marked removed appear as \"-NAME\": true.",
+        READ,
+        show_environment,
+    ));
+    tools.push(ToolDef::new(
+        "set_environment",
+        "Set tmux Environment",
+        "Set a variable in a session's environment (session_name/session_id), else the global one. Affects only processes started later; BASH_ENV, ENV and PROMPT_COMMAND steer every later shell, so treat this as high-risk.",
+        SET,
+        set_environment,
+    ));
+    tools.push(ToolDef::new(
+        "show_hooks",
+        "Show tmux Hooks",
+        "List the hooks set at a scope, one entry per command. scope='server' merges the global session and window hook trees.",
+        READ,
+        show_hooks,
+    ));
+    tools.push(ToolDef::new(
+        "show_hook",
+        "Show tmux Hook",
+        "The commands of one hook (e.g. 'pane-exited' or 'after-new-window[0]'); empty entries when it is not set, an error when tmux has no such hook.",
+        READ,
+        show_hook,
+    ));
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Server,
+    Session,
+    Window,
+    Pane,
+}
+
+impl Scope {
+    fn name(self) -> &'static str {
+        match self {
+            Scope::Server => "server",
+            Scope::Session => "session",
+            Scope::Window => "window",
+            Scope::Pane => "pane",
+        }
+    }
+}
+
+/// `scope`, `target`, `global_`: which options or hooks a call means.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct ScopeSel {
+    /// Options: inferred from the name by default. Hooks: session by default.
+    #[serde(default)]
+    scope: Option<Scope>,
+    /// Needs scope: a session name or id ('$1'), a window id ('@1') or a pane id ('%1'). Default: the first one.
+    #[serde(default)]
+    target: Option<String>,
+    /// The global level (-g), which every session, window or pane inherits.
+    #[serde(default, rename = "global_")]
+    global: bool,
+}
+
+/// The object an option or hook command addresses: `-t <id>`, or none.
+async fn resolve_scope(
+    target: &Target,
+    sel: &ScopeSel,
+    unscoped: Scope,
+) -> ToolResult<Option<String>> {
+    let scope = sel.scope.unwrap_or(unscoped);
+    match (&sel.target, sel.scope) {
+        (Some(_), None) => {
+            return Err(ToolError::invalid(
+                "scope is required when target is specified",
+            ));
+        }
+        (Some(_), Some(Scope::Server)) => {
+            return Err(ToolError::invalid(
+                "scope 'server' takes no target: server options and hooks are the same everywhere",
+            ));
+        }
+        (Some(raw), Some(_)) => return object_id(target, scope, raw).await.map(Some),
+        (None, _) if sel.global || sel.scope == Some(Scope::Server) => return Ok(None),
+        (None, _) => {}
+    }
+    // No target: the first object, as every other tool defaults.
+    let first = match scope {
+        Scope::Server => return Ok(None),
+        Scope::Session => {
+            target::session(target, &SessionSel::default())
+                .await?
+                .session_id
+        }
+        Scope::Window => {
+            let session = SessionSel::default();
+            let sel = WindowSel {
+                window_id: None,
+                window_index: None,
+                session: &session,
+            };
+            target::window(target, &sel).await?.window_id
+        }
+        Scope::Pane => target::resolve_pane(target, &PaneSel::default())
+            .await?
+            .to_string(),
+    };
+    Ok(Some(first))
+}
+
+/// A `target` argument: ids only, except session names (resolved exactly).
+async fn object_id(target: &Target, scope: Scope, raw: &str) -> ToolResult<String> {
+    let wrong = |what: &str| {
+        ToolError::invalid(format!(
+            "target {raw:?} is not {what} (scope '{}')",
+            scope.name()
+        ))
+        .suggest("Call list_sessions / list_windows / list_panes to discover valid ids.")
+    };
+    match scope {
+        Scope::Session => {
+            let sel = if raw.starts_with('$') {
+                target::session_id(raw)?;
+                SessionSel {
+                    session_id: Some(raw.to_owned()),
+                    session_name: None,
+                }
+            } else {
+                SessionSel {
+                    session_name: Some(raw.to_owned()),
+                    session_id: None,
+                }
+            };
+            Ok(target::session(target, &sel).await?.session_id)
+        }
+        Scope::Window if raw.starts_with('@') => Ok(target::window_id(raw)?.to_string()),
+        Scope::Window => Err(wrong("a window id such as '@1'")),
+        Scope::Pane if raw.starts_with('%') => Ok(target::pane_id(raw)?.to_string()),
+        Scope::Pane => Err(wrong("a pane id such as '%1'")),
+        Scope::Server => Err(wrong("allowed")),
+    }
+}
+
+/// Adds the scope flags, `-g` and `-t` in tmux's order.
+fn scoped(mut cmd: Command, scope: Option<Scope>, global: bool, object: Option<String>) -> Command {
+    cmd = match scope {
+        Some(Scope::Server) => cmd.flag("-s"),
+        Some(Scope::Window) => cmd.flag("-w"),
+        Some(Scope::Pane) => cmd.flag("-p"),
+        Some(Scope::Session) | None => cmd,
+    };
+    if global {
+        cmd = cmd.flag("-g");
+    }
+    match object {
+        Some(id) => cmd.target(id),
+        None => cmd,
+    }
+}
+
+/// `^@?[A-Za-z0-9_][A-Za-z0-9_-]*(\[N\])?$`: no format syntax, no flags.
+fn check_option_name(name: &str) -> ToolResult<()> {
+    let (base, index) = split_index(name);
+    let body = base.strip_prefix('@').unwrap_or(base);
+    let ok = (1..=128).contains(&body.len())
+        && !body.starts_with('-')
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && index.is_some();
+    if ok {
+        return Ok(());
+    }
+    Err(ToolError::invalid(format!("Invalid option name: {name:?}")).suggest(
+        "Option names are tmux option names such as 'status' or 'mode-keys', user options such as '@my_opt', optionally with an array index such as 'status-format[1]'.",
+    ))
+}
+
+/// `name[N]` → (`name`, Some(Some(N))); `name` → (`name`, Some(None));
+/// a malformed index → (`name`, None).
+fn split_index(name: &str) -> (&str, Option<Option<u32>>) {
+    let Some(open) = name.find('[') else {
+        return (name, Some(None));
+    };
+    let digits = name[open + 1..].strip_suffix(']').unwrap_or("");
+    let index =
+        (!digits.is_empty() && digits.len() <= 6 && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse().ok())
+            .flatten();
+    (&name[..open], index.map(Some))
+}
+
+fn no_nul(field: &str, text: &str) -> ToolResult<()> {
+    if text.contains('\0') {
+        return Err(ToolError::invalid(format!(
+            "{field} contains a NUL byte, which tmux cannot store"
+        )));
+    }
+    Ok(())
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ShowOptionArgs {
+    /// Option name (e.g. 'status', 'mode-keys', '@my_opt', 'status-format[1]').
+    option: String,
+    #[serde(flatten)]
+    scope: ScopeSel,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OptionResult {
+    /// Option name.
+    option: String,
+    /// The value: integer, boolean (on/off), string, list (array options), or null when unset.
+    value: Value,
+}
+
+/// libtmux's typing: digits are integers, on/off booleans.
+fn typed(text: &str) -> Value {
+    if !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(n) = text.parse::<i64>()
+    {
+        return Value::from(n);
+    }
+    match text {
+        "on" => Value::Bool(true),
+        "off" => Value::Bool(false),
+        _ => Value::String(text.to_owned()),
+    }
+}
+
+async fn show_option(
+    app: Arc<App>,
+    args: ShowOptionArgs,
+    _: CallContext,
+) -> ToolResult<OptionResult> {
+    check_option_name(&args.option)?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let object = resolve_scope(&target, &args.scope, Scope::Pane).await?;
+    let mut cmd = scoped(
+        Command::new("show-options"),
+        args.scope.scope,
+        args.scope.global,
+        object,
+    )
+    .flag("-v");
+    // An unset user option is "invalid" to tmux; -q makes it empty. Real
+    // option names keep the error, so a typo is reported.
+    if args.option.starts_with('@') {
+        cmd = cmd.flag("-q");
+    }
+    let lines = target.run(cmd.flag("--").arg(&args.option)).await?;
+    let mut values: Vec<Value> = lines
+        .iter()
+        .map(|l| typed(&String::from_utf8_lossy(l)))
+        .collect();
+    let value = match values.len() {
+        0 => Value::Null,
+        1 => values.remove(0),
+        _ => Value::Array(values),
+    };
+    Ok(OptionResult {
+        option: args.option,
+        value,
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SetOptionArgs {
+    /// Option name (e.g. 'status', '@my_opt', 'status-format[1]').
+    option: String,
+    /// New value, stored verbatim (on/off for flags).
+    value: String,
+    #[serde(flatten)]
+    scope: ScopeSel,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OptionSetResult {
+    option: String,
+    value: String,
+    /// Always "set".
+    status: String,
+}
+
+async fn set_option(
+    app: Arc<App>,
+    args: SetOptionArgs,
+    _: CallContext,
+) -> ToolResult<OptionSetResult> {
+    check_option_name(&args.option)?;
+    no_nul("value", &args.value)?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let object = resolve_scope(&target, &args.scope, Scope::Pane).await?;
+    let cmd = scoped(
+        Command::new("set-option"),
+        args.scope.scope,
+        args.scope.global,
+        object,
+    );
+    target
+        .run(cmd.flag("--").arg(&args.option).arg(&args.value))
+        .await?;
+    Ok(OptionSetResult {
+        option: args.option,
+        value: args.value,
+        status: "set".into(),
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ShowEnvironmentArgs {
+    #[serde(flatten)]
+    session: SessionSel,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+/// A variable's value, or `true` for a variable tmux marks as removed.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum EnvValue {
+    Value(String),
+    Removed(bool),
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EnvironmentResult {
+    /// NAME → value; variables removed in this scope appear as "-NAME": true.
+    variables: BTreeMap<String, EnvValue>,
+}
+
+/// `-g`, or `-t <session id>` when a session is named.
+async fn env_scope(target: &Target, session: &SessionSel, cmd: Command) -> ToolResult<Command> {
+    if session.is_given() {
+        let id = target::session(target, session).await?.session_id;
+        Ok(cmd.target(id))
+    } else {
+        Ok(cmd.flag("-g"))
+    }
+}
+
+async fn show_environment(
+    app: Arc<App>,
+    args: ShowEnvironmentArgs,
+    _: CallContext,
+) -> ToolResult<EnvironmentResult> {
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let cmd = env_scope(&target, &args.session, Command::new("show-environment")).await?;
+    let lines = target.run(cmd).await?;
+    let mut variables = BTreeMap::new();
+    for line in &lines {
+        let line = String::from_utf8_lossy(line);
+        if let Some((name, value)) = line.split_once('=') {
+            variables.insert(name.to_owned(), EnvValue::Value(value.to_owned()));
+        } else if line.starts_with('-') {
+            variables.insert(line.into_owned(), EnvValue::Removed(true));
+        }
+    }
+    Ok(EnvironmentResult { variables })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SetEnvironmentArgs {
+    /// Variable name (no '=').
+    name: String,
+    /// Value.
+    value: String,
+    #[serde(flatten)]
+    session: SessionSel,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EnvironmentSetResult {
+    name: String,
+    value: String,
+    /// Always "set".
+    status: String,
+}
+
+async fn set_environment(
+    app: Arc<App>,
+    args: SetEnvironmentArgs,
+    _: CallContext,
+) -> ToolResult<EnvironmentSetResult> {
+    if args.name.is_empty() || args.name.contains('=') || args.name.contains('\0') {
+        return Err(ToolError::invalid(format!(
+            "Invalid environment variable name: {:?} (it must be non-empty, without '=' or NUL)",
+            args.name
+        )));
+    }
+    no_nul("value", &args.value)?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let cmd = env_scope(&target, &args.session, Command::new("set-environment")).await?;
+    target
+        .run(cmd.flag("--").arg(&args.name).arg(&args.value))
+        .await?;
+    Ok(EnvironmentSetResult {
+        name: args.name,
+        value: args.value,
+        status: "set".into(),
+    })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ShowHooksArgs {
+    #[serde(flatten)]
+    scope: ScopeSel,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ShowHookArgs {
+    /// Hook name, e.g. 'pane-exited' or 'after-new-window[0]'.
+    hook_name: String,
+    #[serde(flatten)]
+    scope: ScopeSel,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+pub struct HookEntry {
+    /// Hook name (e.g. 'pane-exited').
+    hook_name: String,
+    /// Array index; null for a scalar hook.
+    index: Option<i64>,
+    /// The tmux command at that index.
+    command: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HookListResult {
+    entries: Vec<HookEntry>,
+}
+
+/// `^[a-z-]+(\[[0-9]+\])?$`.
+fn check_hook_name(name: &str) -> ToolResult<()> {
+    let (base, index) = split_index(name);
+    let ok = (1..=64).contains(&base.len())
+        && base.starts_with(|c: char| c.is_ascii_lowercase())
+        && base.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
+        && index.is_some();
+    if ok {
+        return Ok(());
+    }
+    Err(ToolError::invalid(format!("Invalid hook name: {name:?}"))
+        .suggest("Hook names look like 'pane-exited' or 'after-new-window', optionally with an index such as 'after-new-window[0]'."))
+}
+
+/// One `show-hooks` line: `name[N] command`, `name command`, or a bare
+/// `name` (unset: no entry).
+fn hook_entry(line: &str) -> Option<HookEntry> {
+    let (key, command) = line.split_once(' ')?;
+    let (name, index) = split_index(key);
+    Some(HookEntry {
+        hook_name: name.to_owned(),
+        index: index.flatten().map(i64::from),
+        command: command.to_owned(),
+    })
+}
+
+async fn hooks(target: &Target, sel: &ScopeSel, hook: Option<&str>) -> ToolResult<HookListResult> {
+    // Without -w or -p, show-hooks reads the session tree.
+    let object = resolve_scope(target, sel, Scope::Session).await?;
+    // Hooks have no server tree: "server" means both global trees (window
+    // and pane hooks live in the window one).
+    let runs: Vec<Command> = if sel.scope == Some(Scope::Server) {
+        vec![
+            Command::new("show-hooks").flag("-g"),
+            Command::new("show-hooks").flag("-g").flag("-w"),
+        ]
+    } else {
+        vec![scoped(
+            Command::new("show-hooks"),
+            sel.scope,
+            sel.global,
+            object,
+        )]
+    };
+    let mut entries = Vec::new();
+    for cmd in runs {
+        let cmd = match hook {
+            Some(name) => cmd.flag("--").arg(name),
+            None => cmd,
+        };
+        for line in target.run(cmd).await? {
+            entries.extend(hook_entry(&String::from_utf8_lossy(&line)));
+        }
+    }
+    entries.sort();
+    entries.dedup();
+    Ok(HookListResult { entries })
+}
+
+async fn show_hooks(
+    app: Arc<App>,
+    args: ShowHooksArgs,
+    _: CallContext,
+) -> ToolResult<HookListResult> {
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    hooks(&target, &args.scope, None).await
+}
+
+async fn show_hook(
+    app: Arc<App>,
+    args: ShowHookArgs,
+    _: CallContext,
+) -> ToolResult<HookListResult> {
+    check_hook_name(&args.hook_name)?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    hooks(&target, &args.scope, Some(&args.hook_name)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_names_are_plain() {
+        for good in [
+            "status",
+            "mode-keys",
+            "@my_opt",
+            "@a-b_c",
+            "status-format[1]",
+            "@x[0]",
+        ] {
+            assert!(check_option_name(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            "@",
+            "-g",
+            "@-x",
+            "a b",
+            "#{pane_id}",
+            "a;b",
+            "x[",
+            "x[]",
+            "x[a]",
+            "x[1",
+            "x]",
+            "x[1]y",
+            "x[1234567]",
+            "a'b",
+            "a\nb",
+        ] {
+            assert!(check_option_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn hook_names_are_plain() {
+        for good in ["pane-exited", "after-new-window[0]", "session-renamed[12]"] {
+            assert!(check_hook_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", "Pane", "a_b", "x[", "x[a]", "#{x}", "a b", "x[1]y"] {
+            assert!(check_hook_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn values_are_typed_like_libtmux() {
+        assert_eq!(typed("42"), Value::from(42));
+        assert_eq!(typed("on"), Value::Bool(true));
+        assert_eq!(typed("off"), Value::Bool(false));
+        assert_eq!(typed("-1"), Value::from("-1"));
+        assert_eq!(typed(""), Value::from(""));
+        assert_eq!(
+            typed("99999999999999999999"),
+            Value::from("99999999999999999999")
+        );
+    }
+
+    #[test]
+    fn hook_lines_split_into_entries() {
+        assert_eq!(hook_entry("pane-exited"), None);
+        let e = hook_entry("after-new-window[1] display-message \"x y\"").unwrap();
+        assert_eq!(e.hook_name, "after-new-window");
+        assert_eq!(e.index, Some(1));
+        assert_eq!(e.command, "display-message \"x y\"");
+        assert_eq!(hook_entry("x run-shell y").unwrap().index, None);
+    }
+}
