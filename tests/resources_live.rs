@@ -102,7 +102,7 @@ async fn templates_are_the_references() {
 async fn reads_match_tmux() {
     let tmux = PrivateTmux::start();
     tmux.cmd(&["new-window", "-t", "main:", "-n", "second"]);
-    tmux.cmd(&["split-window", "-t", "main:1"]);
+    tmux.cmd(&["split-window", "-t", "main:1", "env PS1='$ ' sh"]);
     tmux.cmd(&["new-session", "-d", "-s", "other one"]);
     let service = tmux.service();
 
