@@ -4,7 +4,9 @@
 //! This layer knows nothing about tmux. It serves any [`Service`]: the
 //! application hands it a tool catalog and a way to start calls, and gets
 //! back a [`CallContext`] per call to report progress, log, and notice
-//! cancellation.
+//! cancellation. Resources, prompts and completion are optional: a service
+//! that serves them says so in [`Service::features`] and overrides the
+//! matching default methods.
 
 pub mod jsonrpc;
 pub mod server;
@@ -14,7 +16,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -49,6 +51,105 @@ pub trait Service: Send + Sync + 'static {
         arguments: Value,
         ctx: CallContext,
     ) -> Option<BoxFuture<'static, CallToolResult>>;
+
+    /// The optional features served; each one is declared in `initialize`
+    /// and its methods answer only if it is on (else `-32601`).
+    fn features(&self) -> Features {
+        Features::default()
+    }
+
+    /// The `resources/templates/list` entries, in order.
+    fn resource_templates(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
+    /// The `resources/list` entries, in order.
+    fn resources(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
+    /// `resources/read`: the `contents` array for `uri`.
+    fn read_resource(&self, uri: &str) -> BoxFuture<'static, Result<Vec<Value>, ServiceError>> {
+        let error = ServiceError::unknown_resource(uri);
+        Box::pin(async move { Err(error) })
+    }
+
+    /// The `prompts/list` entries, in order.
+    fn prompts(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
+    /// `prompts/get`: the result (`{description?, messages}`) for `name`
+    /// rendered with `arguments` (string values, as MCP sends them).
+    fn get_prompt(&self, name: &str, arguments: Map<String, Value>) -> Result<Value, ServiceError> {
+        let _ = arguments;
+        Err(ServiceError::unknown_prompt(name))
+    }
+
+    /// `completion/complete`: candidate values, best first. The server keeps
+    /// the first 100. Anything the service cannot complete is `[]`, never
+    /// an error.
+    fn complete(&self, request: CompletionRequest) -> BoxFuture<'static, Vec<String>> {
+        let _ = request;
+        Box::pin(async { Vec::new() })
+    }
+}
+
+/// Optional MCP features (see [`Service::features`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Features {
+    /// `resources/list`, `resources/templates/list`, `resources/read`
+    /// (no subscriptions, fixed lists).
+    pub resources: bool,
+    /// `prompts/list`, `prompts/get` (fixed list).
+    pub prompts: bool,
+    /// `completion/complete`.
+    pub completions: bool,
+}
+
+/// A failed `resources/read` or `prompts/get`: the JSON-RPC error it becomes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServiceError {
+    /// `-32002`, message `Resource not found: <detail>`.
+    ResourceNotFound(String),
+    /// `-32602`, message `Invalid params: <detail>`.
+    InvalidParams(String),
+    /// `-32603`, message `Internal error: <detail>`.
+    Internal(String),
+}
+
+impl ServiceError {
+    /// The reference's text for a URI no template matches.
+    pub fn unknown_resource(uri: &str) -> Self {
+        ServiceError::ResourceNotFound(format!("Unknown resource: '{uri}'"))
+    }
+
+    pub fn unknown_prompt(name: &str) -> Self {
+        ServiceError::InvalidParams(format!("Unknown prompt: '{name}'"))
+    }
+}
+
+/// What is being completed (`completion/complete` params).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompletionRequest {
+    pub reference: CompletionRef,
+    /// The argument (template variable or prompt argument) being typed.
+    pub argument: String,
+    /// What has been typed so far.
+    pub value: String,
+    /// Values of the other arguments already chosen (`context.arguments`).
+    pub context: Map<String, Value>,
+}
+
+/// The `ref` of a completion request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CompletionRef {
+    /// `ref/prompt`, by prompt name.
+    Prompt(String),
+    /// `ref/resource`, by URI or URI template.
+    Resource(String),
+    /// Any other or malformed `ref`: completes to nothing.
+    Other,
 }
 
 /// The result of `tools/call`.

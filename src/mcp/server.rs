@@ -5,9 +5,10 @@
 //!
 //! - The reader (the body of [`serve`]) owns `input` and a persistent line
 //!   buffer ([`LineReader`]). It decodes each line, keeps the lifecycle state,
-//!   answers the methods that never wait (`initialize`, `ping`, `tools/list`,
-//!   `logging/setLevel`, and every error) directly, and spawns one task per
-//!   `tools/call`. Handling the quick methods inline keeps the lifecycle
+//!   answers the methods that never wait (`initialize`, `ping`, the `*/list`
+//!   methods, `prompts/get`, `logging/setLevel`, and every error) directly,
+//!   and spawns one task per `tools/call`, `resources/read` and
+//!   `completion/complete` (they may wait on the application). Handling the quick methods inline keeps the lifecycle
 //!   ordered: a `tools/list` pipelined right behind `initialize` sees the
 //!   server initialized. Nothing the reader does waits on a tool.
 //! - The writer ([`write_messages`]) is the only code that touches `output`:
@@ -48,9 +49,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::jsonrpc::{self, ErrorCode, Id, Incoming, Message, Response, RpcError};
 use super::{
-    BoxFuture, CallContext, CallToolResult, Implementation, LogLevel, Logger, Outbox, Progress,
-    RequestGate, Service,
+    BoxFuture, CallContext, CallToolResult, CompletionRef, CompletionRequest, Implementation,
+    LogLevel, Logger, Outbox, Progress, RequestGate, Service, ServiceError,
 };
+
+/// `-32002`: the resource-not-found code of the legacy revisions.
+pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+
+/// At most this many values in one `completion/complete` answer (the spec's cap).
+pub const MAX_COMPLETIONS: usize = 100;
 
 /// The protocol revisions served, newest first. All four start with the
 /// `initialize` handshake ("legacy" era); see `protocol/mcp.md`.
@@ -360,7 +367,17 @@ impl Server {
                 "Method not found: server/discover (this server speaks the initialize handshake, \
                  revisions 2024-11-05 to 2025-11-25)",
             )),
-            "tools/list" | "tools/call" | "logging/setLevel" if self.version.is_none() => {
+            "tools/list"
+            | "tools/call"
+            | "logging/setLevel"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "prompts/list"
+            | "prompts/get"
+            | "completion/complete"
+                if self.version.is_none() =>
+            {
                 Err(RpcError::new(
                     ErrorCode::INVALID_REQUEST,
                     format!("Server not initialized: send initialize before {method}"),
@@ -369,6 +386,78 @@ impl Server {
             "tools/list" => self.list_tools(params).map(Some),
             "tools/call" => self.call_tool(id, params).map(|()| None),
             "logging/setLevel" => self.set_level(params).map(Some),
+            _ => self.handle_feature(id, method, params),
+        }
+    }
+
+    /// The methods of the optional features; `-32601` for a feature the
+    /// service does not serve (it was not declared).
+    fn handle_feature(
+        &mut self,
+        id: Id,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Option<Value>, RpcError> {
+        let features = self.service.features();
+        match method {
+            "resources/list" if features.resources => {
+                one_page(params)?;
+                Ok(Some(json!({ "resources": self.service.resources() })))
+            }
+            "resources/templates/list" if features.resources => {
+                one_page(params)?;
+                Ok(Some(
+                    json!({ "resourceTemplates": self.service.resource_templates() }),
+                ))
+            }
+            "resources/read" if features.resources => {
+                let params: ReadResourceParams = jsonrpc::parse_params(params)?;
+                let read = self.service.read_resource(&params.uri);
+                let future = Box::pin(async move {
+                    read.await
+                        .map(|contents| json!({ "contents": contents }))
+                        .map_err(rpc_error)
+                });
+                self.spawn_request(id, "resources/read".into(), future)
+                    .map(|()| None)
+            }
+            "prompts/list" if features.prompts => {
+                one_page(params)?;
+                Ok(Some(json!({ "prompts": self.service.prompts() })))
+            }
+            "prompts/get" if features.prompts => {
+                let params: GetPromptParams = jsonrpc::parse_params(params)?;
+                let service = &self.service;
+                let rendered = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    service.get_prompt(&params.name, params.arguments.unwrap_or_default())
+                }))
+                .map_err(|panic| {
+                    internal_error(format!(
+                        "prompt {} panicked: {}",
+                        params.name,
+                        panic_text(&panic)
+                    ))
+                })?;
+                rendered.map(Some).map_err(rpc_error)
+            }
+            "completion/complete" if features.completions => {
+                let request = completion_request(params)?;
+                let values = self.service.complete(request);
+                let future = Box::pin(async move {
+                    let mut values = values.await;
+                    let total = values.len();
+                    let mut completion = json!({});
+                    if total > MAX_COMPLETIONS {
+                        values.truncate(MAX_COMPLETIONS);
+                        completion["total"] = json!(total);
+                        completion["hasMore"] = json!(true);
+                    }
+                    completion["values"] = json!(values);
+                    Ok(json!({ "completion": completion }))
+                });
+                self.spawn_request(id, "completion/complete".into(), future)
+                    .map(|()| None)
+            }
             _ => Err(RpcError::method_not_found(method)),
         }
     }
@@ -405,12 +494,7 @@ impl Server {
         let instructions = self.service.instructions();
         let result = InitializeResult {
             protocol_version: version,
-            capabilities: ServerCapabilities {
-                tools: ToolsCapability {
-                    list_changed: false,
-                },
-                logging: Map::new(),
-            },
+            capabilities: ServerCapabilities::of(self.service.features()),
             server_info: self.service.implementation(),
             instructions: (!instructions.is_empty()).then_some(instructions),
         };
@@ -420,14 +504,7 @@ impl Server {
     }
 
     fn list_tools(&self, params: Option<Value>) -> Result<Value, RpcError> {
-        let params: ListToolsParams = jsonrpc::parse_params(params)?;
-        if let Some(cursor) = params.cursor {
-            // We never hand out a cursor (one page), so any cursor is one we
-            // did not issue.
-            return Err(RpcError::invalid_params(format!(
-                "Invalid cursor: {cursor:?}"
-            )));
-        }
+        one_page(params)?;
         Ok(json!({ "tools": self.service.tools() }))
     }
 
@@ -477,7 +554,7 @@ impl Server {
             service.call_tool(&params.name, arguments, ctx)
         }));
         let future = match started {
-            Ok(Some(future)) => future,
+            Ok(Some(future)) => wrap_call(future),
             Ok(None) => {
                 return Err(RpcError::invalid_params(format!(
                     "Unknown tool: {}",
@@ -492,6 +569,39 @@ impl Server {
                 )));
             }
         };
+        let name = format!("tool {}", params.name);
+        self.spawn_answer(id, name, cancel, gate, future);
+        Ok(())
+    }
+
+    /// Runs a request that is not a tool call (`resources/read`,
+    /// `completion/complete`) in its own task, cancellable like a call.
+    fn spawn_request(
+        &mut self,
+        id: Id,
+        name: String,
+        future: BoxFuture<'static, Result<Value, RpcError>>,
+    ) -> Result<(), RpcError> {
+        if lock(&self.in_flight).contains_key(&id) {
+            return Err(RpcError::invalid_request(format!(
+                "request id {id} is already in use by a running call"
+            )));
+        }
+        let gate = RequestGate::new();
+        let cancel = self.shutdown.child_token();
+        self.spawn_answer(id, name, cancel, gate, future);
+        Ok(())
+    }
+
+    /// Registers the request as in flight and spawns the task that answers it.
+    fn spawn_answer(
+        &mut self,
+        id: Id,
+        name: String,
+        cancel: CancellationToken,
+        gate: Arc<RequestGate>,
+        future: BoxFuture<'static, Result<Value, RpcError>>,
+    ) {
         lock(&self.in_flight).insert(
             id.clone(),
             InFlight {
@@ -499,21 +609,17 @@ impl Server {
                 gate: gate.clone(),
             },
         );
-
         let outbox = self.outbox.clone();
         let in_flight = self.in_flight.clone();
-        let name = params.name;
         self.tasks.spawn(async move {
             let response = match catch_unwind(future).await {
-                Ok(result) => match serde_json::to_value(&result) {
-                    Ok(result) => Response::result(id.clone(), result),
-                    Err(e) => Response::error(Some(id.clone()), internal_error(e)),
-                },
+                Ok(Ok(result)) => Response::result(id.clone(), result),
+                Ok(Err(error)) => Response::error(Some(id.clone()), error),
                 Err(panic) => {
-                    eprintln!("mcp: tool {name} panicked: {panic}");
+                    eprintln!("mcp: {name} panicked: {panic}");
                     Response::error(
                         Some(id.clone()),
-                        internal_error(format!("tool {name} panicked: {panic}")),
+                        internal_error(format!("{name} panicked: {panic}")),
                     )
                 }
             };
@@ -527,7 +633,6 @@ impl Server {
                 map.remove(&id);
             }
         });
-        Ok(())
     }
 
     /// Forgets finished call tasks so the set does not grow.
@@ -572,11 +677,76 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
+/// A tool call's future as a request answer: the result, serialized.
+fn wrap_call(
+    future: BoxFuture<'static, CallToolResult>,
+) -> BoxFuture<'static, Result<Value, RpcError>> {
+    Box::pin(async move { serde_json::to_value(future.await).map_err(internal_error) })
+}
+
+/// Rejects a `cursor`: every list is one page, so no cursor is one we issued.
+fn one_page(params: Option<Value>) -> Result<(), RpcError> {
+    let params: ListParams = jsonrpc::parse_params(params)?;
+    match params.cursor {
+        Some(cursor) => Err(RpcError::invalid_params(format!(
+            "Invalid params: invalid cursor {cursor:?}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The JSON-RPC error a failed read or prompt becomes.
+fn rpc_error(error: ServiceError) -> RpcError {
+    match error {
+        ServiceError::ResourceNotFound(detail) => {
+            RpcError::new(RESOURCE_NOT_FOUND, format!("Resource not found: {detail}"))
+        }
+        ServiceError::InvalidParams(detail) => {
+            RpcError::invalid_params(format!("Invalid params: {detail}"))
+        }
+        ServiceError::Internal(detail) => internal_error(detail),
+    }
+}
+
+/// `completion/complete` params. `argument` is required; a `ref` of an
+/// unknown type or shape completes to nothing rather than failing.
+fn completion_request(params: Option<Value>) -> Result<CompletionRequest, RpcError> {
+    let params: CompleteParams = jsonrpc::parse_params(params)?;
+    let reference = match params.reference {
+        Some(r) => {
+            let field = |key: &str| r.get(key).and_then(Value::as_str).map(str::to_owned);
+            match (
+                r.get("type").and_then(Value::as_str),
+                field("name"),
+                field("uri"),
+            ) {
+                (Some("ref/prompt"), Some(name), _) => CompletionRef::Prompt(name),
+                (Some("ref/resource"), _, Some(uri)) => CompletionRef::Resource(uri),
+                _ => CompletionRef::Other,
+            }
+        }
+        None => CompletionRef::Other,
+    };
+    let context = params
+        .context
+        .and_then(|c| c.arguments)
+        .map(|args| {
+            args.into_iter()
+                .filter(|(_, v)| v.is_string())
+                .collect::<Map<String, Value>>()
+        })
+        .unwrap_or_default();
+    Ok(CompletionRequest {
+        reference,
+        argument: params.argument.name,
+        value: params.argument.value,
+        context,
+    })
+}
+
 /// Runs `future`, turning a panic inside it into `Err(message)`: a broken
 /// tool gets a `-32603` answer instead of leaving its request unanswered.
-async fn catch_unwind(
-    mut future: BoxFuture<'static, CallToolResult>,
-) -> Result<CallToolResult, String> {
+async fn catch_unwind<T>(mut future: BoxFuture<'static, T>) -> Result<T, String> {
     std::future::poll_fn(move |cx| {
         match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
             Ok(Poll::Ready(result)) => Poll::Ready(Ok(result)),
@@ -604,22 +774,86 @@ struct InitializeResult {
     instructions: Option<String>,
 }
 
-/// Only what is served: tools (a fixed list) and logging.
+/// Only what is served: tools (a fixed list), logging, and the optional
+/// features the service serves (fixed lists, no subscriptions).
 #[derive(Serialize)]
 struct ServerCapabilities {
-    tools: ToolsCapability,
+    tools: ListChanged,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resources: Option<ResourcesCapability>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompts: Option<ListChanged>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    completions: Option<Map<String, Value>>,
     logging: Map<String, Value>,
+}
+
+impl ServerCapabilities {
+    fn of(features: super::Features) -> Self {
+        let fixed = ListChanged {
+            list_changed: false,
+        };
+        ServerCapabilities {
+            tools: fixed,
+            resources: features.resources.then_some(ResourcesCapability {
+                subscribe: false,
+                list_changed: false,
+            }),
+            prompts: features.prompts.then_some(fixed),
+            completions: features.completions.then(Map::new),
+            logging: Map::new(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListChanged {
+    list_changed: bool,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ToolsCapability {
+struct ResourcesCapability {
+    subscribe: bool,
     list_changed: bool,
 }
 
 #[derive(Deserialize)]
-struct ListToolsParams {
-    cursor: Option<String>,
+struct ListParams {
+    /// Any JSON value: a non-string cursor is just as invalid.
+    cursor: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ReadResourceParams {
+    uri: String,
+}
+
+#[derive(Deserialize)]
+struct GetPromptParams {
+    name: String,
+    /// MCP sends strings; other JSON values are passed on for the service to judge.
+    arguments: Option<Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+struct CompleteParams {
+    #[serde(rename = "ref")]
+    reference: Option<Value>,
+    argument: CompleteArgument,
+    context: Option<CompleteContext>,
+}
+
+#[derive(Deserialize)]
+struct CompleteArgument {
+    name: String,
+    value: String,
+}
+
+#[derive(Deserialize)]
+struct CompleteContext {
+    arguments: Option<Map<String, Value>>,
 }
 
 #[derive(Deserialize)]

@@ -17,6 +17,8 @@ mod observe;
 mod options;
 mod pane;
 mod pane_layout;
+pub mod prompts;
+pub mod resources;
 mod rows;
 mod server;
 mod spawn;
@@ -34,7 +36,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use crate::config::Config;
-use crate::mcp::{BoxFuture, CallContext, CallToolResult, Implementation, Service};
+use crate::mcp::{
+    BoxFuture, CallContext, CallToolResult, CompletionRequest, Features, Implementation, Service,
+    ServiceError,
+};
 use crate::tmux::hub::{Hub, Hubs};
 use crate::tmux::socket::SocketSpec;
 use crate::tmux::{Command, TmuxError};
@@ -543,5 +548,33 @@ impl Service for TmuxService {
     ) -> Option<BoxFuture<'static, CallToolResult>> {
         let tool = self.tools.iter().find(|t| t.name == name)?;
         Some(tool.call(self.app.clone(), arguments, ctx))
+    }
+
+    fn features(&self) -> Features {
+        Features {
+            resources: true,
+            prompts: true,
+            completions: true,
+        }
+    }
+
+    fn resource_templates(&self) -> Vec<Value> {
+        resources::templates()
+    }
+
+    fn read_resource(&self, uri: &str) -> BoxFuture<'static, Result<Vec<Value>, ServiceError>> {
+        Box::pin(resources::read(self.app.clone(), uri.to_owned()))
+    }
+
+    fn prompts(&self) -> Vec<Value> {
+        prompts::list()
+    }
+
+    fn get_prompt(&self, name: &str, arguments: Map<String, Value>) -> Result<Value, ServiceError> {
+        prompts::get(&self.app, name, arguments)
+    }
+
+    fn complete(&self, request: CompletionRequest) -> BoxFuture<'static, Vec<String>> {
+        Box::pin(resources::complete(self.app.clone(), request))
     }
 }

@@ -342,7 +342,7 @@ pub(super) fn check_max_lines(max_lines: Option<i64>) -> ToolResult<()> {
 }
 
 /// A `capture-pane -p` reply as lines, trailing blank rows trimmed.
-fn trimmed_lines(reply: &[Vec<u8>]) -> Vec<String> {
+pub(super) fn trimmed_lines(reply: &[Vec<u8>]) -> Vec<String> {
     let mut lines: Vec<String> = reply
         .iter()
         .map(|l| String::from_utf8_lossy(l).into_owned())
