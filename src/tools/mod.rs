@@ -12,6 +12,7 @@ mod filters;
 pub mod models;
 mod observe;
 mod pane;
+mod pane_io;
 mod rows;
 mod server;
 mod spawn;
@@ -372,6 +373,7 @@ pub fn catalog() -> Vec<ToolDef> {
     server::register(&mut tools);
     window::register(&mut tools);
     pane::register(&mut tools);
+    pane_io::register(&mut tools);
     wait::register(&mut tools);
     channel::register(&mut tools);
     tools
