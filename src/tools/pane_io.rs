@@ -73,7 +73,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
 
 // ---------------------------------------------------------------- send_keys_batch
 
-/// One send_keys operation.
+// One send_keys operation.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendKeysOperation {
@@ -82,13 +82,13 @@ pub struct SendKeysOperation {
     /// Pane ID (e.g. '%1'). Wins over the other fields.
     #[serde(default)]
     pane_id: Option<String>,
-    /// Session name, used when pane_id is not given.
+    /// Used without pane_id.
     #[serde(default)]
     session_name: Option<String>,
-    /// Session ID, used when pane_id is not given.
+    /// Used without pane_id.
     #[serde(default)]
     session_id: Option<String>,
-    /// Window ID, used when pane_id is not given.
+    /// Used without pane_id.
     #[serde(default)]
     window_id: Option<String>,
     /// Press Enter after the keys.
@@ -117,18 +117,18 @@ pub struct SendKeysBatchArgs {
     /// 'stop' ends the batch at the first failure; 'continue' runs the rest.
     #[serde(default)]
     on_error: OnError,
-    /// Seconds for the whole batch; operations left when it passes fail.
+    /// Seconds for the whole batch; operations left then fail.
     #[serde(default)]
     timeout: Option<f64>,
     #[serde(flatten)]
     sock: Sock,
 }
 
-/// The outcome of one operation.
+// The outcome of one operation.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SendKeysOperationResult {
     pub index: usize,
-    /// The pane typed into; null when the target could not be resolved.
+    /// Null when the target was not found.
     pub pane_id: Option<String>,
     pub success: bool,
     pub error: Option<String>,
@@ -140,7 +140,7 @@ pub struct SendKeysBatchResult {
     pub results: Vec<SendKeysOperationResult>,
     pub succeeded: usize,
     pub failed: usize,
-    /// Index of the failure that stopped the batch (on_error='stop'), else null.
+    /// Index of the failure that stopped the batch.
     pub stopped_at: Option<usize>,
 }
 
@@ -231,6 +231,11 @@ async fn send_keys_batch(
                 .await
                 .unwrap_or_else(|_| Err(expired())),
         };
+        // A well-formed id names no pane until tmux says so: then, as for
+        // any failed resolution, the row has no pane.
+        if matches!(&result, Err(e) if e.kind == "PaneNotFound") {
+            resolved = None;
+        }
         let elapsed = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
         let failed = result.is_err();
         out.results.push(SendKeysOperationResult {
@@ -265,13 +270,13 @@ pub struct PasteTextArgs {
     /// Wrap the paste in bracketed-paste sequences if the program enabled them.
     #[serde(default = "pane::yes")]
     bracket: bool,
-    /// Session name, used when pane_id is not given.
+    /// Used without pane_id.
     #[serde(default)]
     session_name: Option<String>,
-    /// Session ID, used when pane_id is not given.
+    /// Used without pane_id.
     #[serde(default)]
     session_id: Option<String>,
-    /// Window ID, used when pane_id is not given.
+    /// Used without pane_id.
     #[serde(default)]
     window_id: Option<String>,
     #[serde(flatten)]
@@ -413,13 +418,13 @@ pub struct PipePaneArgs {
     /// Append to the file; false truncates it first.
     #[serde(default = "pane::yes")]
     append: bool,
-    /// Session name, used when pane_id is not given.
+    /// Used without pane_id.
     #[serde(default)]
     session_name: Option<String>,
-    /// Session ID, used when pane_id is not given.
+    /// Used without pane_id.
     #[serde(default)]
     session_id: Option<String>,
-    /// Window ID, used when pane_id is not given.
+    /// Used without pane_id.
     #[serde(default)]
     window_id: Option<String>,
     #[serde(flatten)]
@@ -495,9 +500,9 @@ async fn pipe_pane(app: Arc<App>, args: PipePaneArgs, _: CallContext) -> ToolRes
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchPanesArgs {
-    /// Text to find (a regular expression when regex=true); at most 1000 characters.
+    /// Text to find (a regex when regex=true); at most 1000 characters.
     pattern: String,
-    /// Read pattern as a regular expression (Rust regex syntax, linear time).
+    /// pattern is a regular expression (Rust regex syntax).
     #[serde(default)]
     regex: bool,
     #[serde(flatten)]
@@ -505,13 +510,13 @@ pub struct SearchPanesArgs {
     /// Match case exactly.
     #[serde(default)]
     match_case: bool,
-    /// First line to search: 0 is the top of the visible screen, negative reaches into scrollback.
+    /// First line: 0 is the top of the screen, negative is scrollback.
     #[serde(default)]
     content_start: Option<i64>,
     /// Last line to search (same numbering).
     #[serde(default)]
     content_end: Option<i64>,
-    /// Keep at most this many matching lines per pane (the last ones).
+    /// Keep the last N matching lines per pane.
     #[serde(default = "default_lines_per_pane")]
     max_matched_lines_per_pane: i64,
     /// Most panes returned; null for all.
@@ -532,11 +537,10 @@ fn default_limit() -> Option<i64> {
     Some(500)
 }
 
-/// A pane whose text matched, with the matching lines.
+// A pane whose text matched, with the matching lines.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct PaneContentMatch {
     pub pane_id: String,
-    /// Window-relative cell coordinates; right and bottom are inclusive.
     pub pane_left: Option<i64>,
     pub pane_top: Option<i64>,
     pub pane_right: Option<i64>,
@@ -552,21 +556,20 @@ pub struct PaneContentMatch {
     pub window_name: Option<String>,
     pub session_id: Option<String>,
     pub session_name: Option<String>,
-    /// The matching lines (wrapped lines joined), the last ones when capped.
+    /// Matching lines (wrapped lines joined; the last ones when capped).
     pub matched_lines: Vec<String>,
-    /// True when this is the pane this MCP server runs in; null when unknown.
+    /// True for this MCP server's own pane; null when unknown.
     pub is_caller: Option<bool>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SearchPanesResult {
-    /// This page of matching panes, sorted by pane id.
+    /// This page, sorted by pane id.
     pub matches: Vec<PaneContentMatch>,
-    /// True when lines were capped or matching panes are left after this page.
+    /// Lines were capped or panes are left after this page.
     pub truncated: bool,
-    /// Ids of matching panes after this page.
+    /// Matching panes after this page.
     pub truncated_panes: Vec<String>,
-    /// Matching panes before paging.
     pub total_panes_matched: usize,
     pub offset: i64,
     pub limit: Option<i64>,
