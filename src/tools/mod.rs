@@ -16,6 +16,7 @@ pub mod models;
 mod observe;
 mod options;
 mod pane;
+mod pane_io;
 mod pane_layout;
 pub mod prompts;
 pub mod resources;
@@ -443,6 +444,7 @@ pub fn catalog() -> Vec<ToolDef> {
     window::register(&mut tools);
     pane::register(&mut tools);
     pane_layout::register(&mut tools);
+    pane_io::register(&mut tools);
     wait::register(&mut tools);
     channel::register(&mut tools);
     options::register(&mut tools);

@@ -13,9 +13,9 @@ use super::server::Sock;
 use super::spawn::SpawnArgs;
 use super::target::{self, PaneScope, PaneSel};
 use super::window::WindowTarget;
-use super::{App, CREATE, DESTROY, INPUT, READ, ToolDef, ToolError, ToolResult};
+use super::{App, CREATE, DESTROY, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::mcp::CallContext;
-use crate::tmux::Command;
+use crate::tmux::{Command, PaneId};
 
 pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
@@ -284,31 +284,52 @@ pub struct SendKeysArgs {
     sock: Sock,
 }
 
-fn yes() -> bool {
+pub fn yes() -> bool {
     true
 }
 
 async fn send_keys(app: Arc<App>, args: SendKeysArgs, _: CallContext) -> ToolResult<String> {
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
-    let text = if args.suppress_history {
-        format!(" {}", args.keys)
+    let how = Typing {
+        enter: args.enter,
+        literal: args.literal,
+        suppress_history: args.suppress_history,
+    };
+    type_keys(&target, pane, &args.keys, how).await?;
+    Ok(format!("Keys sent to pane {pane}"))
+}
+
+/// How [`type_keys`] delivers text.
+#[derive(Clone, Copy, Debug)]
+pub struct Typing {
+    pub enter: bool,
+    pub literal: bool,
+    pub suppress_history: bool,
+}
+
+/// Types `keys` into `pane` (send_keys and send_keys_batch): `send-keys
+/// [-l]` with a leading space when suppressing history, then a separate
+/// Enter when asked.
+pub async fn type_keys(target: &Target, pane: PaneId, keys: &str, how: Typing) -> ToolResult<()> {
+    let text = if how.suppress_history {
+        format!(" {keys}")
     } else {
-        args.keys
+        keys.to_owned()
     };
     if !text.is_empty() {
         let mut cmd = Command::new("send-keys").target(pane);
-        if args.literal {
+        if how.literal {
             cmd = cmd.flag("-l");
         }
         target.run(cmd.flag("--").arg(text)).await?;
     }
-    if args.enter {
+    if how.enter {
         target
             .run(Command::new("send-keys").target(pane).arg("Enter"))
             .await?;
     }
-    Ok(format!("Keys sent to pane {pane}"))
+    Ok(())
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

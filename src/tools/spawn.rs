@@ -165,9 +165,24 @@ fn not_a_dir(path: &Path) -> ToolError {
 }
 
 /// Escapes text that tmux expands as a format (names, titles, directories)
-/// so that it is stored literally: `#` becomes `##`.
+/// so that it is stored literally: each run of `#` is doubled, except a run
+/// followed by `[`, which tmux copies unchanged (`##[` stays `##[`).
 pub fn literal(text: &str) -> String {
-    text.replace('#', "##")
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut rest = text;
+    while let Some(start) = rest.find('#') {
+        out.push_str(&rest[..start]);
+        let run = rest[start..].bytes().take_while(|&b| b == b'#').count();
+        let after = &rest[start + run..];
+        let hashes = &rest[start..start + run];
+        out.push_str(hashes);
+        if !after.starts_with('[') {
+            out.push_str(hashes);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Checks a session name before tmux sees it.
@@ -218,6 +233,7 @@ mod tests {
         assert!(session_name("").is_err());
         assert!(session_name("ok").is_ok());
         assert_eq!(literal("a#{b}#S"), "a##{b}##S");
+        assert_eq!(literal("#[x] ##[y] ##{z}#"), "#[x] ##[y] ####{z}##");
         assert!(
             start_directory(Some("/nonexistent/dir"))
                 .unwrap_err()

@@ -1,0 +1,823 @@
+//! Pane input and output beyond single keystrokes: batched typing, pasting,
+//! clearing, respawning, piping to a file, and searching pane text.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use regex::{Regex, RegexBuilder};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::pane::{self, Typing};
+use super::rows;
+use super::server::Sock;
+use super::spawn::{self, SpawnArgs};
+use super::target::{self, PaneSel, SessionSel};
+use super::{App, DESTROY, Hints, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
+use crate::mcp::CallContext;
+use crate::tmux::{Command, PaneId, TmuxError};
+
+/// Starts a process in place of something: it may kill a program or
+/// overwrite a file, and what the process does is open-ended.
+const REPLACE: Hints = Hints {
+    read_only: false,
+    destructive: true,
+    idempotent: false,
+    open_world: true,
+};
+
+pub fn register(tools: &mut Vec<ToolDef>) {
+    tools.push(ToolDef::new(
+        "send_keys_batch",
+        "Send Keys Batch",
+        "Run several send_keys operations in order (each with its own target) and report per-operation results; on_error='stop' stops at the first failure. Like send_keys it does not wait for programs to react.",
+        INPUT,
+        send_keys_batch,
+    ));
+    tools.push(ToolDef::new(
+        "paste_text",
+        "Paste Text",
+        "Paste text into a pane through a temporary tmux buffer (deleted afterwards). No Enter is added, but newlines in the text submit lines. bracket=true wraps it in bracketed-paste sequences when the program asked for them.",
+        INPUT,
+        paste_text,
+    ));
+    tools.push(ToolDef::new(
+        "clear_pane",
+        "Clear Pane",
+        "Reset a pane's terminal and delete its scrollback history. The history cannot be recovered.",
+        DESTROY,
+        clear_pane,
+    ));
+    tools.push(ToolDef::new(
+        "respawn_pane",
+        "Respawn Pane",
+        "Restart a pane's process (kill=true kills the running one first), keeping the pane id and layout; shell replaces the default command. Refuses the pane this MCP server runs in.",
+        REPLACE,
+        respawn_pane,
+    ));
+    tools.push(ToolDef::new(
+        "pipe_pane",
+        "Pipe Pane",
+        "Log everything a pane prints to output_path (appended, or overwritten with append=false); output_path=null stops. The broadest-reach execute tool: it writes anywhere this tmux server can. Use an absolute path.",
+        REPLACE,
+        pipe_pane,
+    ));
+    tools.push(ToolDef::new(
+        "search_panes",
+        "Search Panes",
+        "Find panes whose text (visible screen, or content_start..content_end with negative lines in scrollback) contains pattern; returns matching lines per pane, sorted by pane id, paged with offset/limit. Literal and case-insensitive unless regex / match_case.",
+        READ,
+        search_panes,
+    ));
+}
+
+// ---------------------------------------------------------------- send_keys_batch
+
+// One send_keys operation.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendKeysOperation {
+    /// Text or key names to send.
+    keys: String,
+    /// Pane ID (e.g. '%1'). Wins over the other fields.
+    #[serde(default)]
+    pane_id: Option<String>,
+    /// Used without pane_id.
+    #[serde(default)]
+    session_name: Option<String>,
+    /// Used without pane_id.
+    #[serde(default)]
+    session_id: Option<String>,
+    /// Used without pane_id.
+    #[serde(default)]
+    window_id: Option<String>,
+    /// Press Enter after the keys.
+    #[serde(default = "pane::yes")]
+    enter: bool,
+    /// Send the text verbatim instead of reading key names.
+    #[serde(default)]
+    literal: bool,
+    /// Prefix a space to keep the line out of shell history.
+    #[serde(default)]
+    suppress_history: bool,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    #[default]
+    Stop,
+    Continue,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SendKeysBatchArgs {
+    /// The operations, run in order (at most 1000).
+    operations: Vec<SendKeysOperation>,
+    /// 'stop' ends the batch at the first failure; 'continue' runs the rest.
+    #[serde(default)]
+    on_error: OnError,
+    /// Seconds for the whole batch; operations left then fail.
+    #[serde(default)]
+    timeout: Option<f64>,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+// The outcome of one operation.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SendKeysOperationResult {
+    pub index: usize,
+    /// Null when the target was not found.
+    pub pane_id: Option<String>,
+    pub success: bool,
+    pub error: Option<String>,
+    pub elapsed_seconds: f64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SendKeysBatchResult {
+    pub results: Vec<SendKeysOperationResult>,
+    pub succeeded: usize,
+    pub failed: usize,
+    /// Index of the failure that stopped the batch.
+    pub stopped_at: Option<usize>,
+}
+
+const MAX_OPERATIONS: usize = 1000;
+
+/// Seconds as Python prints a float (`5.0`, `0.25`).
+fn seconds(t: f64) -> String {
+    if t.fract() == 0.0 && t.abs() < 1e15 {
+        format!("{t:.1}")
+    } else {
+        format!("{t}")
+    }
+}
+
+fn error_text(e: &ToolError) -> String {
+    match &e.suggestion {
+        Some(s) => format!("{}\n{s}", e.message),
+        None => e.message.clone(),
+    }
+}
+
+async fn send_keys_batch(
+    app: Arc<App>,
+    args: SendKeysBatchArgs,
+    _: CallContext,
+) -> ToolResult<SendKeysBatchResult> {
+    if args.operations.is_empty() {
+        return Err(ToolError::invalid("operations must not be empty"));
+    }
+    if args.operations.len() > MAX_OPERATIONS {
+        return Err(ToolError::invalid(format!(
+            "operations must contain at most {MAX_OPERATIONS} operations (received {})",
+            args.operations.len()
+        )));
+    }
+    if let Some(t) = args.timeout
+        && !(t.is_finite() && t > 0.0)
+    {
+        return Err(ToolError::invalid(format!(
+            "timeout must be a positive number of seconds or null (received {t})"
+        )));
+    }
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let deadline = args
+        .timeout
+        .map(|t| tokio::time::Instant::now() + Duration::from_secs_f64(t.min(1e9)));
+    let expired = || {
+        ToolError::new(
+            "TimeoutError",
+            format!(
+                "batch execution exceeded timeout of {}s",
+                seconds(args.timeout.unwrap_or_default())
+            ),
+        )
+    };
+    let mut out = SendKeysBatchResult {
+        results: Vec::new(),
+        succeeded: 0,
+        failed: 0,
+        stopped_at: None,
+    };
+    for (index, op) in args.operations.into_iter().enumerate() {
+        let started = Instant::now();
+        let mut resolved = None;
+        let run = async {
+            let sel = PaneSel {
+                pane_id: op.pane_id,
+                session_name: op.session_name,
+                session_id: op.session_id,
+                window_id: op.window_id,
+            };
+            let pane = target::resolve_pane(&target, &sel).await?;
+            resolved = Some(pane);
+            let how = Typing {
+                enter: op.enter,
+                literal: op.literal,
+                suppress_history: op.suppress_history,
+            };
+            pane::type_keys(&target, pane, &op.keys, how).await
+        };
+        let result = match deadline {
+            None => run.await,
+            Some(at) if tokio::time::Instant::now() >= at => {
+                drop(run);
+                Err(expired())
+            }
+            Some(at) => tokio::time::timeout_at(at, run)
+                .await
+                .unwrap_or_else(|_| Err(expired())),
+        };
+        // A well-formed id names no pane until tmux says so: then, as for
+        // any failed resolution, the row has no pane.
+        if matches!(&result, Err(e) if e.kind == "PaneNotFound") {
+            resolved = None;
+        }
+        let elapsed = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+        let failed = result.is_err();
+        out.results.push(SendKeysOperationResult {
+            index,
+            pane_id: resolved.map(|p| p.to_string()),
+            success: !failed,
+            error: result.err().map(|e| error_text(&e)),
+            elapsed_seconds: elapsed,
+        });
+        if failed {
+            out.failed += 1;
+            if matches!(args.on_error, OnError::Stop) {
+                out.stopped_at = Some(index);
+                break;
+            }
+        } else {
+            out.succeeded += 1;
+        }
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------- paste_text
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PasteTextArgs {
+    /// Text to paste (newlines submit lines).
+    text: String,
+    /// Pane ID (e.g. '%1'). Wins over the other fields.
+    #[serde(default)]
+    pane_id: Option<String>,
+    /// Wrap the paste in bracketed-paste sequences if the program enabled them.
+    #[serde(default = "pane::yes")]
+    bracket: bool,
+    /// Used without pane_id.
+    #[serde(default)]
+    session_name: Option<String>,
+    /// Used without pane_id.
+    #[serde(default)]
+    session_id: Option<String>,
+    /// Used without pane_id.
+    #[serde(default)]
+    window_id: Option<String>,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+/// Largest text paste_text accepts.
+const MAX_PASTE: usize = 16 << 20;
+
+async fn paste_text(app: Arc<App>, args: PasteTextArgs, _: CallContext) -> ToolResult<String> {
+    if args.text.is_empty() {
+        return Err(ToolError::invalid("text must not be empty"));
+    }
+    if args.text.contains('\0') {
+        return Err(ToolError::invalid(
+            "text contains a NUL byte, which a tmux buffer set this way cannot carry",
+        ));
+    }
+    if args.text.len() > MAX_PASTE {
+        return Err(ToolError::invalid(format!(
+            "text is {} bytes; paste_text accepts at most {MAX_PASTE}",
+            args.text.len()
+        )));
+    }
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let sel = PaneSel {
+        pane_id: args.pane_id,
+        session_name: args.session_name,
+        session_id: args.session_id,
+        window_id: args.window_id,
+    };
+    let pane = target::resolve_pane(&target, &sel).await?;
+    let name = format!("libtmux_mcp_{}_paste", uuid::Uuid::new_v4().simple());
+    target
+        .run(
+            Command::new("set-buffer")
+                .opt("-b", &name)
+                .flag("--")
+                .arg(&args.text),
+        )
+        .await?;
+    let mut paste = Command::new("paste-buffer");
+    if args.bracket {
+        paste = paste.flag("-p");
+    }
+    let paste = paste.flag("-d").opt("-b", &name).target(pane);
+    if let Err(e) = target.run(paste).await {
+        // -d did not run: the buffer must not outlive the call.
+        let _ = target
+            .run(Command::new("delete-buffer").opt("-b", &name))
+            .await;
+        return Err(e);
+    }
+    Ok(format!("Text pasted to pane {pane}"))
+}
+
+// ---------------------------------------------------------------- clear_pane
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ClearPaneArgs {
+    #[serde(flatten)]
+    pane: PaneSel,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+async fn clear_pane(app: Arc<App>, args: ClearPaneArgs, _: CallContext) -> ToolResult<String> {
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let pane = target::resolve_pane(&target, &args.pane).await?;
+    // In this order: the reset pushes the screen into history, which the
+    // second command then deletes.
+    target
+        .run(Command::new("send-keys").flag("-R").target(pane))
+        .await?;
+    target
+        .run(Command::new("clear-history").target(pane))
+        .await?;
+    Ok(format!("Pane cleared: {pane}"))
+}
+
+// ---------------------------------------------------------------- respawn_pane
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RespawnPaneArgs {
+    /// Pane ID (e.g. '%1').
+    pane_id: String,
+    /// Kill the running process first; false only works on a dead pane.
+    #[serde(default = "pane::yes")]
+    kill: bool,
+    /// Command to run instead of the pane's default command.
+    #[serde(default)]
+    shell: Option<String>,
+    #[serde(flatten)]
+    sock: Sock,
+    #[serde(flatten)]
+    spawn: SpawnArgs,
+}
+
+async fn respawn_pane(
+    app: Arc<App>,
+    args: RespawnPaneArgs,
+    _: CallContext,
+) -> ToolResult<super::models::PaneInfo> {
+    let spawn = args.spawn.check()?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let pane = target::pane_id(&args.pane_id)?;
+    if app.config.caller.pane_id.as_deref() == Some(pane.to_string().as_str())
+        && app.caller_socket_is(target.hub.socket(), true)
+    {
+        return Err(ToolError::new(
+            "ExpectedToolError",
+            "Refusing to respawn the pane running this MCP server. Use a manual tmux command if intended.",
+        ));
+    }
+    let mut cmd = Command::new("respawn-pane").target(pane);
+    if args.kill {
+        cmd = cmd.flag("-k");
+    }
+    cmd = spawn.apply(cmd);
+    if let Some(shell) = &args.shell {
+        cmd = cmd.flag("--").arg(shell);
+    }
+    target.run(cmd).await?;
+    let mut info = target::pane_row(&target, pane).await?.info;
+    app.mark_caller(&target, &mut info);
+    Ok(info)
+}
+
+// ---------------------------------------------------------------- pipe_pane
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PipePaneArgs {
+    /// Pane ID (e.g. '%1'). Wins over the other fields.
+    #[serde(default)]
+    pane_id: Option<String>,
+    /// File to write the pane's output to (absolute path recommended); null stops piping.
+    #[serde(default)]
+    output_path: Option<String>,
+    /// Append to the file; false truncates it first.
+    #[serde(default = "pane::yes")]
+    append: bool,
+    /// Used without pane_id.
+    #[serde(default)]
+    session_name: Option<String>,
+    /// Used without pane_id.
+    #[serde(default)]
+    session_id: Option<String>,
+    /// Used without pane_id.
+    #[serde(default)]
+    window_id: Option<String>,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+/// Longest output_path accepted (Linux PATH_MAX).
+const MAX_PATH: usize = 4096;
+
+/// Quotes `text` as one POSIX shell word.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// Escapes a pipe-pane command so tmux runs it exactly: pipe-pane passes
+/// the command through strftime (`%` doubled) and then through format
+/// expansion (`#` runs doubled, see [`spawn::literal`]).
+fn pipe_command_literal(command: &str) -> String {
+    spawn::literal(&command.replace('%', "%%"))
+}
+
+async fn pipe_pane(app: Arc<App>, args: PipePaneArgs, _: CallContext) -> ToolResult<String> {
+    let command = match &args.output_path {
+        None => None,
+        Some(path) if path.trim().is_empty() => {
+            return Err(ToolError::invalid(
+                "output_path must be a non-empty path, or None to stop piping.",
+            ));
+        }
+        Some(path) if path.contains('\0') => {
+            return Err(ToolError::invalid(
+                "output_path must not contain a NUL byte",
+            ));
+        }
+        Some(path) if path.len() > MAX_PATH => {
+            return Err(ToolError::invalid(format!(
+                "output_path is {} bytes; paths are at most {MAX_PATH}",
+                path.len()
+            )));
+        }
+        Some(path) => {
+            let redirect = if args.append { ">>" } else { ">" };
+            Some(pipe_command_literal(&format!(
+                "cat {redirect} {}",
+                shell_quote(path)
+            )))
+        }
+    };
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let sel = PaneSel {
+        pane_id: args.pane_id,
+        session_name: args.session_name,
+        session_id: args.session_id,
+        window_id: args.window_id,
+    };
+    let pane = target::resolve_pane(&target, &sel).await?;
+    let mut cmd = Command::new("pipe-pane").target(pane);
+    match command {
+        None => {
+            target.run(cmd).await?;
+            Ok(format!("Piping stopped for pane {pane}"))
+        }
+        Some(command) => {
+            cmd = cmd.flag("--").arg(command);
+            target.run(cmd).await?;
+            let path = args.output_path.unwrap_or_default();
+            Ok(format!("Piping pane {pane} to {path}"))
+        }
+    }
+}
+
+// ---------------------------------------------------------------- search_panes
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchPanesArgs {
+    /// Text to find (a regex when regex=true); at most 1000 characters.
+    pattern: String,
+    /// pattern is a regular expression (Rust regex syntax).
+    #[serde(default)]
+    regex: bool,
+    #[serde(flatten)]
+    session: SessionSel,
+    /// Match case exactly.
+    #[serde(default)]
+    match_case: bool,
+    /// First line: 0 is the top of the screen, negative is scrollback.
+    #[serde(default)]
+    content_start: Option<i64>,
+    /// Last line to search (same numbering).
+    #[serde(default)]
+    content_end: Option<i64>,
+    /// Keep the last N matching lines per pane.
+    #[serde(default = "default_lines_per_pane")]
+    max_matched_lines_per_pane: i64,
+    /// Most panes returned; null for all.
+    #[serde(default = "default_limit")]
+    limit: Option<i64>,
+    /// Matching panes to skip (paging).
+    #[serde(default)]
+    offset: i64,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+fn default_lines_per_pane() -> i64 {
+    50
+}
+
+fn default_limit() -> Option<i64> {
+    Some(500)
+}
+
+// A pane whose text matched, with the matching lines.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PaneContentMatch {
+    pub pane_id: String,
+    pub pane_left: Option<i64>,
+    pub pane_top: Option<i64>,
+    pub pane_right: Option<i64>,
+    pub pane_bottom: Option<i64>,
+    pub pane_at_left: Option<bool>,
+    pub pane_at_right: Option<bool>,
+    pub pane_at_top: Option<bool>,
+    pub pane_at_bottom: Option<bool>,
+    pub pane_tty: Option<String>,
+    pub pane_current_command: Option<String>,
+    pub pane_current_path: Option<String>,
+    pub window_id: Option<String>,
+    pub window_name: Option<String>,
+    pub session_id: Option<String>,
+    pub session_name: Option<String>,
+    /// Matching lines (wrapped lines joined; the last ones when capped).
+    pub matched_lines: Vec<String>,
+    /// True for this MCP server's own pane; null when unknown.
+    pub is_caller: Option<bool>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchPanesResult {
+    /// This page, sorted by pane id.
+    pub matches: Vec<PaneContentMatch>,
+    /// Lines were capped or panes are left after this page.
+    pub truncated: bool,
+    /// Matching panes after this page.
+    pub truncated_panes: Vec<String>,
+    pub total_panes_matched: usize,
+    pub offset: i64,
+    pub limit: Option<i64>,
+}
+
+const MAX_PATTERN: usize = 1000;
+
+const SEARCH_FIELDS: &[&str] = &[
+    "pane_id",
+    "pane_left",
+    "pane_top",
+    "pane_right",
+    "pane_bottom",
+    "pane_at_left",
+    "pane_at_right",
+    "pane_at_top",
+    "pane_at_bottom",
+    "pane_tty",
+    "window_id",
+    "session_id",
+    "session_name",
+    "window_name",
+    "pane_current_command",
+    "pane_current_path",
+];
+
+fn search_row(f: &[String]) -> PaneContentMatch {
+    let opt = |s: &String| (!s.is_empty()).then(|| s.clone());
+    let int = |s: &String| s.parse().ok();
+    let flag = |s: &String| match s.as_str() {
+        "1" => Some(true),
+        "0" => Some(false),
+        _ => None,
+    };
+    PaneContentMatch {
+        pane_id: f[0].clone(),
+        pane_left: int(&f[1]),
+        pane_top: int(&f[2]),
+        pane_right: int(&f[3]),
+        pane_bottom: int(&f[4]),
+        pane_at_left: flag(&f[5]),
+        pane_at_right: flag(&f[6]),
+        pane_at_top: flag(&f[7]),
+        pane_at_bottom: flag(&f[8]),
+        pane_tty: opt(&f[9]),
+        window_id: opt(&f[10]),
+        session_id: opt(&f[11]),
+        session_name: Some(f[12].clone()),
+        window_name: Some(f[13].clone()),
+        pane_current_command: opt(&f[14]),
+        pane_current_path: opt(&f[15]),
+        matched_lines: Vec::new(),
+        is_caller: None,
+    }
+}
+
+fn compile(pattern: &str, regex: bool, match_case: bool) -> ToolResult<Regex> {
+    if pattern.chars().count() > MAX_PATTERN {
+        return Err(ToolError::invalid(format!(
+            "pattern is longer than {MAX_PATTERN} characters."
+        )));
+    }
+    let source = if regex {
+        pattern.to_owned()
+    } else {
+        regex::escape(pattern)
+    };
+    RegexBuilder::new(&source)
+        .case_insensitive(!match_case)
+        .build()
+        .map_err(|e| ToolError::new("error", format!("Invalid regex pattern: {e}")))
+}
+
+/// Numeric pane-id order (`%2` before `%10`); anything else last.
+fn pane_order(id: &str) -> (u8, u64, String) {
+    match id.strip_prefix('%').and_then(|n| n.parse().ok()) {
+        Some(n) => (0, n, String::new()),
+        None => (1, 0, id.to_owned()),
+    }
+}
+
+async fn search_panes(
+    app: Arc<App>,
+    args: SearchPanesArgs,
+    _: CallContext,
+) -> ToolResult<SearchPanesResult> {
+    let re = compile(&args.pattern, args.regex, args.match_case)?;
+    if args.max_matched_lines_per_pane <= 0 {
+        return Err(ToolError::invalid(format!(
+            "max_matched_lines_per_pane must be positive (received {})",
+            args.max_matched_lines_per_pane
+        )));
+    }
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let session = if args.session.is_given() {
+        Some(target::session(&target, &args.session).await?.session_id)
+    } else {
+        None
+    };
+    let lines = target
+        .run(
+            Command::new("list-panes")
+                .flag("-a")
+                .opt("-F", rows::format(SEARCH_FIELDS)),
+        )
+        .await?;
+    let mut seen = std::collections::HashSet::new();
+    let candidates: Vec<PaneContentMatch> = rows::records(&lines, SEARCH_FIELDS.len())
+        .iter()
+        .map(|r| search_row(r))
+        .filter(|m| session.is_none() || m.session_id == session)
+        // A window linked into several sessions lists its panes once per session.
+        .filter(|m| seen.insert(m.pane_id.clone()))
+        .collect();
+
+    let captures = capture_all(&target, &candidates, args.content_start, args.content_end).await?;
+    let cap = args.max_matched_lines_per_pane as usize;
+    let mut lines_capped = false;
+    let mut matches = Vec::new();
+    for (mut m, capture) in candidates.into_iter().zip(captures) {
+        let Some(capture) = capture else { continue };
+        let mut hits: Vec<String> = pane::trimmed_lines(&capture)
+            .into_iter()
+            .filter(|l| re.is_match(l))
+            .collect();
+        if hits.is_empty() {
+            continue;
+        }
+        if hits.len() > cap {
+            hits.drain(..hits.len() - cap);
+            lines_capped = true;
+        }
+        m.matched_lines = hits;
+        m.is_caller = app.is_caller(&target, &m.pane_id);
+        matches.push(m);
+    }
+    matches.sort_by_key(|m| pane_order(&m.pane_id));
+
+    let total = matches.len();
+    let offset = args.offset.max(0) as usize;
+    let start = offset.min(total);
+    let end = match args.limit {
+        Some(limit) => start.saturating_add(limit.max(0) as usize).min(total),
+        None => total,
+    };
+    let rest = matches.split_off(end);
+    let mut page: Vec<PaneContentMatch> = matches.split_off(start);
+    let mut truncated_panes: Vec<String> = rest.into_iter().map(|m| m.pane_id).collect();
+    // Keep the whole result under the response bound by moving panes from
+    // the end of the page to truncated_panes (the JSON stays whole).
+    let budget = app.config.limits.tool_result;
+    let mut size: usize = page
+        .iter()
+        .map(|m| serde_json::to_string(m).map_or(0, |s| s.len() + 1))
+        .sum::<usize>()
+        + truncated_panes.iter().map(|id| id.len() + 3).sum::<usize>()
+        + 200;
+    while size > budget {
+        let Some(last) = page.pop() else { break };
+        size -= serde_json::to_string(&last).map_or(0, |s| s.len() + 1);
+        size += last.pane_id.len() + 3;
+        truncated_panes.insert(0, last.pane_id);
+    }
+    Ok(SearchPanesResult {
+        matches: page,
+        truncated: lines_capped || !truncated_panes.is_empty(),
+        truncated_panes,
+        total_panes_matched: total,
+        offset: args.offset,
+        limit: args.limit,
+    })
+}
+
+/// Captures every candidate at once on the control client (all commands
+/// go out before the first reply is read). A pane that vanished since it
+/// was listed gives `None`.
+async fn capture_all(
+    target: &Target,
+    panes: &[PaneContentMatch],
+    start: Option<i64>,
+    end: Option<i64>,
+) -> ToolResult<Vec<Option<Vec<Vec<u8>>>>> {
+    let mut set = tokio::task::JoinSet::new();
+    for (i, m) in panes.iter().enumerate() {
+        let Some(pane) = PaneId::parse(m.pane_id.as_bytes()) else {
+            continue;
+        };
+        let cmd = Command::new("capture-pane")
+            .flag("-p")
+            .flag("-J")
+            .target(pane)
+            .opt_if("-S", start.map(|n| n.to_string()))
+            .opt_if("-E", end.map(|n| n.to_string()));
+        let hub = target.hub.clone();
+        set.spawn(async move { (i, hub.run(&cmd).await) });
+    }
+    let mut out: Vec<Option<Vec<Vec<u8>>>> = vec![None; panes.len()];
+    while let Some(joined) = set.join_next().await {
+        let (i, reply) =
+            joined.map_err(|e| ToolError::new("TmuxError", format!("capture failed: {e}")))?;
+        match reply {
+            Ok(lines) => out[i] = Some(lines),
+            Err(TmuxError::Command(msg)) if msg.contains("can't find pane") => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipe_commands_survive_strftime_and_formats() {
+        assert_eq!(
+            pipe_command_literal("cat >> '/t/#{pane_id} %d #[x]'"),
+            "cat >> '/t/##{pane_id} %%d #[x]'"
+        );
+        assert_eq!(shell_quote("a'b"), r"'a'\''b'");
+    }
+
+    #[test]
+    fn patterns_are_bounded_and_literal_by_default() {
+        assert!(compile(&"a".repeat(1001), false, false).is_err());
+        let re = compile("1.1", false, false).unwrap();
+        assert!(re.is_match("192.1.1") && !re.is_match("121"));
+        assert!(compile("AbC", false, false).unwrap().is_match("xabcx"));
+        assert!(!compile("AbC", false, true).unwrap().is_match("xabcx"));
+        let bad = compile("(", true, false).unwrap_err();
+        assert!(
+            bad.message.starts_with("Invalid regex pattern"),
+            "{}",
+            bad.message
+        );
+        assert_eq!(bad.kind, "error");
+    }
+
+    #[test]
+    fn pane_ids_sort_numerically() {
+        let mut ids = vec!["%10", "x", "%2", "%1"];
+        ids.sort_by_key(|id| pane_order(id));
+        assert_eq!(ids, ["%1", "%2", "%10", "x"]);
+    }
+
+    #[test]
+    fn python_style_seconds() {
+        assert_eq!(seconds(5.0), "5.0");
+        assert_eq!(seconds(0.25), "0.25");
+    }
+}
