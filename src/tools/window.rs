@@ -317,7 +317,7 @@ pub struct SelectWindowArgs {
     /// Window index within the session.
     #[serde(default)]
     window_index: Option<String>,
-    /// Move within the session instead: next, previous, or last (the previously current window).
+    /// Or move within the session: next, previous, last (previously current).
     #[serde(default)]
     direction: Option<WindowDirection>,
     #[serde(flatten)]
@@ -375,7 +375,7 @@ async fn select_window(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SelectLayoutArgs {
-    /// A layout name (even-horizontal, even-vertical, main-horizontal, main-vertical, tiled, main-horizontal-mirrored, main-vertical-mirrored) or a layout string such as a window_layout value.
+    /// Layout name or layout string (see the description).
     layout: String,
     #[serde(flatten)]
     window: WindowTarget,
