@@ -520,3 +520,48 @@ async fn move_window_within_and_across_sessions() {
         "main"
     );
 }
+
+#[tokio::test]
+async fn moving_away_the_control_clients_session_keeps_working() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    tmux.cmd(&["new-session", "-d", "-s", "other"]);
+    // Our control client attaches to the first session: main.
+    assert_eq!(
+        ok(&svc, "list_sessions", json!({})).await[0]["session_name"],
+        "main"
+    );
+    let only = show(&tmux, "main", "#{window_id}");
+    let moved = ok(
+        &svc,
+        "move_window",
+        json!({"window_id": only, "destination_session": "other"}),
+    )
+    .await;
+    assert_eq!(moved["session_name"], "other");
+    let sessions = ok(&svc, "list_sessions", json!({})).await;
+    assert_eq!(sessions.as_array().unwrap().len(), 1);
+    assert_eq!(sessions[0]["session_name"], "other");
+}
+
+#[tokio::test]
+async fn killing_the_control_clients_session_or_last_window_keeps_working() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    tmux.cmd(&["new-session", "-d", "-s", "two"]);
+    tmux.cmd(&["new-session", "-d", "-s", "three"]);
+    // Our control client attaches to the first session: main.
+    assert_eq!(
+        ok(&svc, "list_sessions", json!({})).await[0]["session_name"],
+        "main"
+    );
+    ok(&svc, "kill_session", json!({"session_name": "main"})).await;
+    let left = ok(&svc, "list_sessions", json!({})).await;
+    assert_eq!(left.as_array().unwrap().len(), 2, "{left}");
+    // Now attached to the lowest session id, two ($1); kill its only window.
+    let only = show(&tmux, "two", "#{window_id}");
+    ok(&svc, "kill_window", json!({"window_id": only})).await;
+    let sessions = ok(&svc, "list_sessions", json!({})).await;
+    assert_eq!(sessions.as_array().unwrap().len(), 1);
+    assert_eq!(sessions[0]["session_name"], "three");
+}

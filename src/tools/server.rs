@@ -337,6 +337,7 @@ async fn kill_session(app: Arc<App>, args: SessionArgs, _: CallContext) -> ToolR
         .hub
         .run_oneshot(&Command::new("kill-session").target(id))
         .await?;
+    target.hub.session_ended(id).await;
     let shown = args
         .session
         .session_name

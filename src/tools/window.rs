@@ -242,10 +242,19 @@ async fn kill_window(app: Arc<App>, args: KillWindowArgs, _: CallContext) -> Too
     }
     // One-shot: killing the last window of our control client's session
     // detaches that client, and its reply could be lost with it.
+    let last = target::windows(&target)
+        .await?
+        .iter()
+        .filter(|w| w.session_id == window.session_id)
+        .count()
+        == 1;
     target
         .hub
         .run_oneshot(&Command::new("kill-window").target(id))
         .await?;
+    if last && let Some(session) = &window.session_id {
+        target.hub.session_ended(target::session_id(session)?).await;
+    }
     Ok(format!("Window killed: {id}"))
 }
 
@@ -530,8 +539,18 @@ async fn move_window(
         target.run(cmd).await?;
     } else {
         // Moving a session's last window away ends that session, and a
-        // control client attached to it would go with it: one-shot.
+        // control client attached to it goes with it: one-shot, and that
+        // client is forgotten before the window is read back.
+        let windows = target::windows(&target).await?;
+        let last = windows
+            .iter()
+            .filter(|w| w.session_id.as_deref() == Some(source.as_str()))
+            .count()
+            == 1;
         target.hub.run_oneshot(&cmd).await?;
+        if last {
+            target.hub.session_ended(target::session_id(&source)?).await;
+        }
     }
     window_by_id(&target, &window.window_id).await
 }
