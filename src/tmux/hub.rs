@@ -261,6 +261,17 @@ impl Hub {
         lines.iter().filter_map(|l| SessionId::parse(l)).min()
     }
 
+    /// Forgets the control client attached to `session` after a one-shot
+    /// command ended that session: tmux is closing the client, and a command
+    /// sent to it before its EOF is read would be lost.
+    pub async fn session_ended(&self, session: SessionId) {
+        let client = self.state.lock().await.clients.remove(&session);
+        if let Some(client) = client {
+            client.detach();
+            let _ = tokio::time::timeout(Duration::from_secs(2), client.wait_closed()).await;
+        }
+    }
+
     /// Detaches every control client; sessions are left as they are.
     pub async fn shutdown(&self) {
         let mut state = self.state.lock().await;

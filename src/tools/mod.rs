@@ -219,6 +219,13 @@ pub const INPUT: Hints = Hints {
     idempotent: false,
     open_world: true,
 };
+/// Changes tmux state (names, focus, layout, sizes) without destroying anything.
+pub const CHANGE: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+};
 /// Destroys tmux objects (and the processes in them).
 pub const DESTROY: Hints = Hints {
     read_only: false,
@@ -232,13 +239,6 @@ pub const ADJUST: Hints = Hints {
     read_only: false,
     destructive: false,
     idempotent: true,
-    open_world: false,
-};
-/// Changes presentation or focus; repeating it changes it again (e.g. next pane).
-pub const CHANGE: Hints = Hints {
-    read_only: false,
-    destructive: false,
-    idempotent: false,
     open_world: false,
 };
 

@@ -1,6 +1,10 @@
 //! Server and session tools.
 
+use std::collections::HashSet;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -10,8 +14,9 @@ use super::models::{ServerInfo, SessionInfo};
 use super::rows;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, SessionSel};
-use super::{App, CREATE, DESTROY, READ, ToolDef, ToolError, ToolResult};
+use super::{App, CHANGE, CREATE, DESTROY, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::mcp::CallContext;
+use crate::tmux::socket::{SocketSpec, socket_dir};
 use crate::tmux::{Command, TmuxError};
 
 pub fn register(tools: &mut Vec<ToolDef>) {
@@ -28,6 +33,20 @@ pub fn register(tools: &mut Vec<ToolDef>) {
         "Report whether a tmux server is alive, its socket, session count and version. A socket with no server gives is_alive=false, not an error.",
         READ,
         get_server_info,
+    ));
+    tools.push(ToolDef::new(
+        "list_servers",
+        "List tmux Servers",
+        "Find live tmux servers: sockets in $TMUX_TMPDIR/tmux-<uid>/ that accept a connection, plus any extra_socket_paths. Each is reported like get_server_info.",
+        READ,
+        list_servers,
+    ));
+    tools.push(ToolDef::new(
+        "kill_server",
+        "Kill tmux Server",
+        "Kill a tmux server with every session and process in it. Refuses the server this MCP server runs in.",
+        DESTROY,
+        kill_server,
     ));
     tools.push(ToolDef::new(
         "get_session_info",
@@ -49,6 +68,13 @@ pub fn register(tools: &mut Vec<ToolDef>) {
         "Kill a session and every process in it. Needs session_name or session_id. Refuses the session this MCP server runs in.",
         DESTROY,
         kill_session,
+    ));
+    tools.push(ToolDef::new(
+        "rename_session",
+        "Rename tmux Session",
+        "Rename a session (default: the first) and return it. The name is stored literally ('#' is not expanded); no '.' or ':'.",
+        CHANGE,
+        rename_session,
     ));
 }
 
@@ -90,8 +116,20 @@ async fn get_server_info(
     _: CallContext,
 ) -> ToolResult<ServerInfo> {
     let target = app.socket(args.sock.socket_name.as_deref())?;
+    server_info(&target, false).await
+}
+
+/// One server's [`ServerInfo`]. `oneshot` asks in a `tmux` process of its
+/// own instead of on a control client: discovery must not attach clients
+/// (and fire their hooks) on every server it finds.
+async fn server_info(target: &Target, oneshot: bool) -> ToolResult<ServerInfo> {
     let list = Command::new("list-sessions").opt("-F", "#{version}");
-    let (is_alive, lines) = match target.hub.run(&list).await {
+    let reply = if oneshot {
+        target.hub.run_oneshot(&list).await
+    } else {
+        target.hub.run(&list).await
+    };
+    let (is_alive, lines) = match reply {
         Ok(lines) => (true, lines),
         Err(TmuxError::NoServer(_)) => (false, Vec::new()),
         Err(e) => return Err(e.into()),
@@ -104,12 +142,87 @@ async fn get_server_info(
         is_alive,
         socket_name: target.spec.socket_name().map(str::to_owned),
         socket_path: match &target.spec {
-            crate::tmux::socket::SocketSpec::Path(p) => Some(p.display().to_string()),
+            SocketSpec::Path(p) => Some(p.display().to_string()),
             _ => None,
         },
         session_count: lines.len() as i64,
         version,
     })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListServersArgs {
+    /// Socket paths to check as well (e.g. servers started with tmux -S). Missing or dead ones are skipped.
+    #[serde(default)]
+    extra_socket_paths: Option<Vec<String>>,
+}
+
+/// How long a socket may take to accept a connection before it counts as dead.
+const CONNECT_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// Does a tmux server listen on `path`? (A stale socket file refuses.)
+async fn accepts(path: &Path) -> bool {
+    let is_socket = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket());
+    is_socket
+        && matches!(
+            tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::UnixStream::connect(path)).await,
+            Ok(Ok(_))
+        )
+}
+
+async fn list_servers(
+    app: Arc<App>,
+    args: ListServersArgs,
+    _: CallContext,
+) -> ToolResult<Vec<ServerInfo>> {
+    let dir = socket_dir(&app.config.tmux_tmpdir);
+    let mut found: Vec<(SocketSpec, PathBuf)> = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .collect();
+        names.sort();
+        for name in names {
+            if let Ok(spec) = SocketSpec::name(&name) {
+                found.push((spec, dir.join(&name)));
+            }
+        }
+    }
+    for path in args.extra_socket_paths.unwrap_or_default() {
+        found.push((SocketSpec::Path(PathBuf::from(&path)), PathBuf::from(path)));
+    }
+    let mut seen = HashSet::new();
+    let mut servers = Vec::new();
+    for (spec, path) in found {
+        // One entry per server, however many ways it was named.
+        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if seen.contains(&key) || !accepts(&path).await {
+            continue;
+        }
+        seen.insert(key);
+        let target = Target {
+            hub: app.hubs.get(&path),
+            spec,
+        };
+        servers.push(server_info(&target, true).await?);
+    }
+    Ok(servers)
+}
+
+async fn kill_server(app: Arc<App>, args: ServerArgs, _: CallContext) -> ToolResult<String> {
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    if app.caller_socket_is(target.hub.socket(), true) {
+        return Err(ToolError::new(
+            "ExpectedToolError",
+            "Refusing to kill the tmux server while this MCP server is running inside it. Use a manual tmux command if intended.",
+        ));
+    }
+    // A one-shot process: our control clients die with the server.
+    target.hub.run_oneshot(&Command::new("kill-server")).await?;
+    // Drop the dead clients now, so the next call attaches afresh (or runs
+    // one-shot) instead of finding a client whose EOF is not read yet.
+    target.hub.shutdown().await;
+    Ok("Server killed successfully".to_owned())
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -224,10 +337,44 @@ async fn kill_session(app: Arc<App>, args: SessionArgs, _: CallContext) -> ToolR
         .hub
         .run_oneshot(&Command::new("kill-session").target(id))
         .await?;
+    target.hub.session_ended(id).await;
     let shown = args
         .session
         .session_name
         .or(args.session.session_id)
         .unwrap_or_default();
     Ok(format!("Session killed: {shown}"))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RenameSessionArgs {
+    /// New session name (no '.' or ':').
+    new_name: String,
+    #[serde(flatten)]
+    session: SessionSel,
+    #[serde(flatten)]
+    sock: Sock,
+}
+
+async fn rename_session(
+    app: Arc<App>,
+    args: RenameSessionArgs,
+    _: CallContext,
+) -> ToolResult<SessionInfo> {
+    spawn::session_name(&args.new_name)?;
+    let target = app.socket(args.sock.socket_name.as_deref())?;
+    let session = target::session(&target, &args.session).await?;
+    let id = target::session_id(&session.session_id)?;
+    target
+        .run(
+            Command::new("rename-session")
+                .target(id)
+                .arg(spawn::literal(&args.new_name)),
+        )
+        .await?;
+    let by_id = SessionSel {
+        session_name: None,
+        session_id: Some(session.session_id),
+    };
+    target::session(&target, &by_id).await
 }
