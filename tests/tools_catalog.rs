@@ -27,6 +27,16 @@ fn catalog_matches_the_committed_snapshot() {
     );
 }
 
+/// Tools that can destroy something besides the `kill_*` ones.
+const DESTRUCTIVE: &[&str] = &[
+    "clear_pane",
+    "delete_buffer",
+    "respawn_pane",
+    "pipe_pane",
+    "set_option",
+    "set_environment",
+];
+
 #[test]
 fn every_tool_is_fully_described() {
     let name_ok = regex::Regex::new(r"^[A-Za-z0-9_.-]{1,128}$").unwrap();
@@ -43,19 +53,22 @@ fn every_tool_is_fully_described() {
             assert_eq!(tool[key]["type"], "object", "{name}: {key}");
         }
         assert_eq!(tool["inputSchema"]["additionalProperties"], false, "{name}");
-        for hint in [
-            "readOnlyHint",
-            "destructiveHint",
-            "idempotentHint",
-            "openWorldHint",
-        ] {
-            assert!(tool["annotations"][hint].is_boolean(), "{name}: {hint}");
+        // Hints left out take the spec's defaults.
+        for (hint, value) in tool["annotations"].as_object().expect("annotations") {
+            assert!(value.is_boolean(), "{name}: {hint}");
         }
+
         assert!(
             tmux_mcp::tools::toolsets::toolset_of(name).is_some(),
             "{name} has no toolset, so it could never be exposed"
         );
         let read_only = tool["annotations"]["readOnlyHint"] == true;
+        let destructive = !read_only && tool["annotations"]["destructiveHint"] != false;
+        assert_eq!(
+            destructive,
+            name.starts_with("kill_") || DESTRUCTIVE.contains(&name),
+            "{name}: destructiveHint"
+        );
         let prefixes = [
             "list_",
             "get_",
@@ -110,4 +123,15 @@ fn toolsets_shape_the_list() {
     };
     let empty = TmuxService::with_selection(App::new(config), none);
     assert!(empty.tools().is_empty());
+}
+
+/// The whole catalog is what an agent pays before doing anything: with
+/// every toolset on, `tools/list` stays under 50 KB (the reference's is
+/// about 150 KB).
+#[test]
+fn the_tool_list_stays_small() {
+    let list = serde_json::json!({ "tools": service().tools() });
+    let bytes = serde_json::to_string(&list).unwrap().len();
+    assert_eq!(service().tools().len(), 54);
+    assert!(bytes < 50_000, "tools/list is {bytes} bytes");
 }

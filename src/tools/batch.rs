@@ -23,7 +23,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         NAME,
         "Call Read Tools Batch",
-        "Call several inspect (read-only) tools serially in one request and get one row per call. Nested socket_name goes in each operation's arguments. Tools that change tmux state, wait, or are batches themselves are refused per row.",
+        "Call several inspect tools serially, one result row each (socket_name goes in each operation's arguments). Tools that change state or wait are refused per row.",
         READ,
         call_read_tools_batch,
     ));

@@ -24,14 +24,14 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "load_buffer",
         "Load tmux Buffer",
-        "Stage text in a new tmux paste buffer named libtmux_mcp_<uuid>_<logical_name>; pass the returned buffer_name to paste_buffer, show_buffer and delete_buffer. Buffers left over are deleted when this server exits.",
+        "Stage text in a new tmux paste buffer; pass the returned buffer_name to paste_buffer, show_buffer, delete_buffer. Leftovers are deleted at exit.",
         CREATE,
         load_buffer,
     ));
     tools.push(ToolDef::new(
         "paste_buffer",
         "Paste tmux Buffer",
-        "Paste a buffer from load_buffer into a pane (as if typed; newlines become Enter). The buffer is kept. bracket=true wraps it in bracketed-paste sequences when the program asked for them.",
+        "Paste a load_buffer buffer into a pane (newlines submit lines); the buffer is kept. bracket=true uses bracketed paste when asked for.",
         INPUT,
         paste_buffer,
     ));
@@ -195,7 +195,7 @@ async fn paste_buffer(app: Arc<App>, args: PasteBufferArgs, _: CallContext) -> T
 pub struct ShowBufferArgs {
     /// A buffer_name from load_buffer.
     buffer_name: String,
-    /// Keep at most this many lines (the last ones); null for no limit.
+    /// Keep the last N lines; null: all.
     #[serde(default = "default_max_lines")]
     max_lines: Option<i64>,
     #[serde(flatten)]

@@ -30,14 +30,14 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "wait_for_channel",
         "Wait For tmux Channel",
-        "Block until a tmux wait-for channel is signalled, e.g. after send_keys(\"make; tmux wait-for -S build_done\") call wait_for_channel(\"build_done\"). Never append 'exit $?' to the command (it closes an interactive shell). The wait is bounded by min(timeout, the server's wait ceiling LIBTMUX_MCP_WAIT_MAX_SECONDS). Returns \"Channel '<name>' was signalled (timeout <t>s)\"; on timeout an error \"wait-for timeout: channel '<name>' was not signalled within <t>s\". If the channel was signalled while nobody waited, the wait returns at once. After a timeout tmux keeps the abandoned waiter until the channel's next signal, which it absorbs: a signal arriving before you wait again is not kept pending, so check the work itself before waiting again. Does not block other requests.",
+        "Block until `tmux wait-for -S <channel>` runs (e.g. send_keys 'make; tmux wait-for -S done'); a signal sent earlier is consumed at once. Bounded by timeout; a timeout is an error.",
         CHANNEL,
         wait_for_channel,
     ));
     tools.push(ToolDef::new(
         "signal_channel",
         "Signal tmux Channel",
-        "Signal a tmux wait-for channel (tmux wait-for -S), waking every wait_for_channel on it. Returns \"Channel '<name>' signalled\". With no current waiter, tmux records one pending signal for the next waiter to consume. Signalling that channel again clears it.",
+        "Signal a tmux wait-for channel, waking every wait_for_channel on it; with no waiter one pending signal is kept for the next.",
         CHANNEL,
         signal_channel,
     ));

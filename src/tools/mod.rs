@@ -242,6 +242,30 @@ pub const ADJUST: Hints = Hints {
     open_world: false,
 };
 
+impl Hints {
+    /// MCP annotations, stating only what differs from the spec's defaults
+    /// (`readOnlyHint: false`, `destructiveHint: true`, `idempotentHint:
+    /// false`, `openWorldHint: true`); the destructive and idempotent hints
+    /// only mean something for a tool that is not read-only.
+    pub fn annotations(&self) -> Value {
+        let mut out = Map::new();
+        if self.read_only {
+            out.insert("readOnlyHint".into(), json!(true));
+        } else {
+            if !self.destructive {
+                out.insert("destructiveHint".into(), json!(false));
+            }
+            if self.idempotent {
+                out.insert("idempotentHint".into(), json!(true));
+            }
+        }
+        if !self.open_world {
+            out.insert("openWorldHint".into(), json!(false));
+        }
+        Value::Object(out)
+    }
+}
+
 type Handler =
     Box<dyn Fn(Arc<App>, Value, CallContext) -> BoxFuture<'static, CallToolResult> + Send + Sync>;
 
@@ -272,6 +296,7 @@ impl ToolDef {
         Fut: std::future::Future<Output = ToolResult<O>> + Send + 'static,
     {
         let mut input_schema = schema_of::<A>();
+        compact(&mut input_schema, false);
         // Unknown arguments are refused, never dropped. serde cannot do it
         // for flattened argument groups, so the schema's own list decides.
         input_schema["additionalProperties"] = json!(false);
@@ -330,13 +355,7 @@ impl ToolDef {
             "description": self.description,
             "inputSchema": self.input_schema,
             "outputSchema": self.output_schema,
-            "annotations": {
-                "title": self.title,
-                "readOnlyHint": self.hints.read_only,
-                "destructiveHint": self.hints.destructive,
-                "idempotentHint": self.hints.idempotent,
-                "openWorldHint": self.hints.open_world,
-            },
+            "annotations": self.hints.annotations(),
         })
     }
 }
@@ -360,9 +379,124 @@ fn schema_of<T: JsonSchema>() -> Value {
     schema
 }
 
+/// Trims what a schema says twice or need not say, since every agent pays
+/// for `tools/list` in tokens (the whole catalog stays under 50 KB):
+/// `"default": null` and integer `format`s go everywhere; an optional input
+/// is typed without `null` (leaving it out is how to say nothing; the server
+/// also accepts null) and the target arguments every tool shares
+/// (`pane_id`, `socket_name`…, explained once in the instructions) carry no
+/// description; in output schemas, descriptions go and a field that may be
+/// null accepts any value.
+fn compact(schema: &mut Value, output: bool) {
+    match schema {
+        Value::Object(map) => {
+            if map.get("default") == Some(&Value::Null) {
+                map.remove("default");
+            }
+            map.remove("format");
+            if output {
+                map.remove("description");
+                if is_nullable(map) {
+                    map.clear();
+                    return;
+                }
+            }
+            let required: Vec<Value> = map
+                .get("required")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for (key, value) in map.iter_mut() {
+                // Under `properties` the keys are field names, not keywords.
+                if key != "properties" {
+                    compact(value, output);
+                    continue;
+                }
+                let Value::Object(fields) = value else {
+                    continue;
+                };
+                for (name, field) in fields.iter_mut() {
+                    compact(field, output);
+                    let optional = !required.contains(&Value::String(name.clone()));
+                    if output || !optional {
+                        continue;
+                    }
+                    if let Some(field) = field.as_object_mut() {
+                        drop_null_type(field);
+                        if SHARED_ARGS.contains(&name.as_str()) {
+                            field.remove("description");
+                        }
+                    }
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| compact(v, output)),
+        _ => {}
+    }
+}
+
+/// Arguments most tools share, described once in the instructions.
+const SHARED_ARGS: &[&str] = &[
+    "pane_id",
+    "session_name",
+    "session_id",
+    "window_id",
+    "window_index",
+    "socket_name",
+];
+
+fn is_nullable(map: &Map<String, Value>) -> bool {
+    map.get("type")
+        .and_then(Value::as_array)
+        .is_some_and(|t| t.contains(&json!("null")))
+}
+
+/// Takes `null` out of an optional field's type: `"type": ["string",
+/// "null"]` becomes `"type": "string"`, an `enum` loses its `null`, and an
+/// `anyOf` loses its null branch (a single branch left is inlined, keeping
+/// the field's own description).
+fn drop_null_type(field: &mut Map<String, Value>) {
+    let null = json!("null");
+    if let Some(Value::Array(types)) = field.get("type") {
+        let rest: Vec<Value> = types.iter().filter(|t| *t != &null).cloned().collect();
+        if rest.len() == 1 {
+            field.insert("type".into(), rest[0].clone());
+        } else if !rest.is_empty() {
+            field.insert("type".into(), Value::Array(rest));
+        }
+    }
+    if let Some(Value::Array(values)) = field.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+    if let Some(Value::Array(branches)) = field.get("anyOf") {
+        let rest: Vec<Value> = branches
+            .iter()
+            .filter(|b| b.get("type") != Some(&null))
+            .cloned()
+            .collect();
+        field.remove("anyOf");
+        match <[Value; 1]>::try_from(rest) {
+            Ok([Value::Object(only)]) => {
+                for (key, value) in only {
+                    if key != "description" || !field.contains_key("description") {
+                        field.entry(key).or_insert(value);
+                    }
+                }
+            }
+            Ok([other]) => {
+                field.insert("anyOf".into(), Value::Array(vec![other]));
+            }
+            Err(rest) => {
+                field.insert("anyOf".into(), Value::Array(rest));
+            }
+        }
+    }
+}
+
 /// The output schema, and whether results are wrapped as `{"result": …}`.
 fn output_schema_of<T: JsonSchema>() -> (Value, bool) {
-    let schema = schema_of::<T>();
+    let mut schema = schema_of::<T>();
+    compact(&mut schema, true);
     if schema.get("type") == Some(&json!("object")) {
         return (schema, false);
     }
@@ -370,7 +504,6 @@ fn output_schema_of<T: JsonSchema>() -> (Value, bool) {
         "type": "object",
         "properties": { "result": schema },
         "required": ["result"],
-        "x-fastmcp-wrap-result": true,
     });
     (wrapped, true)
 }
@@ -449,7 +582,39 @@ pub fn catalog() -> Vec<ToolDef> {
     channel::register(&mut tools);
     options::register(&mut tools);
     buffers::register(&mut tools);
+    share_output_schemas(&mut tools);
     tools
+}
+
+/// Many tools return the same model (a dozen return a pane's `PaneInfo`).
+/// The first tool in the catalog to return it carries the full output
+/// schema; the others say which tool that is and keep the type and the
+/// required fields, so results are still validated and the catalog stays
+/// small.
+fn share_output_schemas(tools: &mut [ToolDef]) {
+    const WORTH_SHARING: usize = 200;
+    let mut first: Vec<(Value, &'static str)> = Vec::new();
+    for tool in tools.iter_mut() {
+        if tool.output_schema.to_string().len() < WORTH_SHARING {
+            continue;
+        }
+        match first
+            .iter()
+            .find(|(schema, _)| schema == &tool.output_schema)
+        {
+            Some((schema, owner)) => {
+                let mut brief = json!({
+                    "type": "object",
+                    "description": format!("Same result as {owner}: see its outputSchema."),
+                });
+                if let Some(required) = schema.get("required") {
+                    brief["required"] = required.clone();
+                }
+                tool.output_schema = brief;
+            }
+            None => first.push((tool.output_schema.clone(), tool.name)),
+        }
+    }
 }
 
 /// The MCP-facing server: the tool table plus the shared [`App`].

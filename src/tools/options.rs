@@ -32,14 +32,14 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "show_option",
         "Show tmux Option",
-        "Read one tmux option. value is typed (numbers as integers, on/off as booleans, array options as a list) and null when the option is not set at that level (pass global_=true for the inherited default).",
+        "Read one tmux option: numbers as integers, on/off as booleans, arrays as lists; null when unset at that level (global_=true for the inherited default).",
         READ,
         show_option,
     ));
     tools.push(ToolDef::new(
         "set_option",
         "Set tmux Option",
-        "Set one tmux option; the value is stored verbatim. Some values are executable later: '#(...)' jobs in status formats, default-command, default-shell, command-alias.",
+        "Set one tmux option, stored verbatim. Some values run later: #(...) in status formats, default-command, default-shell, command-alias.",
         SET,
         set_option,
     ));
@@ -53,7 +53,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "set_environment",
         "Set tmux Environment",
-        "Set a variable in a session's environment (session_name/session_id), else the global one. Affects only processes started later; BASH_ENV, ENV and PROMPT_COMMAND steer every later shell, so treat this as high-risk.",
+        "Set a variable in a session's environment, else the global one; only later processes see it. BASH_ENV, ENV, PROMPT_COMMAND steer later shells: high-risk.",
         SET,
         set_environment,
     ));
@@ -96,13 +96,13 @@ impl Scope {
 /// `scope`, `target`, `global_`: which options or hooks a call means.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ScopeSel {
-    /// Options: inferred from the name by default. Hooks: session by default.
+    /// Level of the option or hook (default: inferred).
     #[serde(default)]
     scope: Option<Scope>,
-    /// Needs scope: a session name or id ('$1'), a window id ('@1') or a pane id ('%1'). Default: the first one.
+    /// With scope: session name or $id, window @id, or pane %id.
     #[serde(default)]
     target: Option<String>,
-    /// The global level (-g), which every session, window or pane inherits.
+    /// The global level (-g).
     #[serde(default, rename = "global_")]
     global: bool,
 }

@@ -49,28 +49,28 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "send_keys",
         "Send Keys",
-        "Type into a pane. Presses Enter afterwards unless enter=false (pass enter=false for control keys such as C-c). With literal=false tmux key names (C-c, Escape, Up) are recognised. Returns at once, before the program reacts: do not capture right after it and assume the output is there. A pane in copy mode (snapshot_pane pane_in_mode) takes the keys itself: call exit_copy_mode first.",
+        "Type into a pane; Enter follows unless enter=false (use enter=false for keys like C-c; literal=false reads key names). Returns at once, before the program reacts. In copy mode keys go to the mode.",
         INPUT,
         send_keys,
     ));
     tools.push(ToolDef::new(
         "capture_pane",
         "Capture Pane",
-        "The text a pane shows (visible screen, or a range with start/end; negative lines are scrollback), trailing blank lines trimmed, at most max_lines lines (the last ones; a header says how many were cut).",
+        "The text a pane shows (or lines start..end; negative = scrollback), trailing blank lines trimmed, last max_lines lines with a header when cut.",
         READ,
         capture_pane,
     ));
     tools.push(ToolDef::new(
         "snapshot_pane",
         "Snapshot Pane",
-        "Content, cursor, mode and geometry of one pane in one call: prefer it over capture_pane plus get_pane_info. content is the visible screen with trailing blank rows trimmed, at most max_lines lines (the last ones; content_truncated and content_truncated_lines say what was cut). pane_in_mode/pane_mode/scroll_position show copy mode; alternate_on shows a full-screen program.",
+        "A pane's visible content (trimmed, last max_lines), cursor, copy-mode state, size and position in one call: prefer it over capture_pane plus get_pane_info.",
         READ,
         snapshot_pane,
     ));
     tools.push(ToolDef::new(
         "display_message",
         "Evaluate tmux Format String",
-        "Read tmux variables against a pane and return the substituted text, e.g. '#{pane_current_command} #{cursor_x},#{cursor_y}'. Only literal text and '#{variable}' references are accepted: modifiers, conditionals and '#(...)' jobs are refused.",
+        "Read tmux variables of a pane, e.g. '#{pane_current_command} #{cursor_x}'. Only literal text and #{variable} references; modifiers and #(...) jobs are refused.",
         READ,
         display_message,
     ));
@@ -82,7 +82,7 @@ pub struct ListPanesArgs {
     window: WindowTarget,
     #[serde(flatten)]
     sock: Sock,
-    /// Filters: {"field[__op]": "value"}, same operators as list_sessions.
+    /// Filters, as in list_sessions.
     #[serde(default)]
     filters: Option<Filters>,
 }
@@ -169,10 +169,10 @@ pub struct SplitWindowArgs {
     /// Where the new pane goes relative to the split one. Default: below.
     #[serde(default)]
     direction: Option<SplitDirection>,
-    /// Size of the new pane: cells (e.g. 20) or a percentage string (e.g. '30%').
+    /// Cells (20) or a percentage ('30%').
     #[serde(default)]
     size: Option<Size>,
-    /// Command to run instead of the default shell; the pane closes when it exits.
+    /// Command instead of the default shell.
     #[serde(default)]
     shell: Option<String>,
     #[serde(flatten)]
@@ -277,7 +277,7 @@ pub struct SendKeysArgs {
     /// Send the text verbatim; false lets tmux read key names such as C-c or Escape.
     #[serde(default)]
     literal: bool,
-    /// Prefix a space so shells configured to ignore such lines keep them out of history.
+    /// Prefix a space to keep the line out of shell history.
     #[serde(default)]
     suppress_history: bool,
     #[serde(flatten)]
@@ -336,13 +336,13 @@ pub async fn type_keys(target: &Target, pane: PaneId, keys: &str, how: Typing) -
 pub struct CapturePaneArgs {
     #[serde(flatten)]
     pane: PaneSel,
-    /// First line: 0 is the top of the visible screen, negative numbers reach into scrollback.
+    /// First line: 0 is the top of the screen, negative is scrollback.
     #[serde(default)]
     start: Option<i64>,
     /// Last line (same numbering as start).
     #[serde(default)]
     end: Option<i64>,
-    /// Keep at most this many lines (the last ones); null for no limit.
+    /// Keep the last N lines; null: all.
     #[serde(default = "default_max_lines")]
     max_lines: Option<i64>,
     #[serde(flatten)]

@@ -30,14 +30,14 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "send_keys_batch",
         "Send Keys Batch",
-        "Run several send_keys operations in order (each with its own target) and report per-operation results; on_error='stop' stops at the first failure. Like send_keys it does not wait for programs to react.",
+        "Several send_keys operations in order, each with its own target, with per-operation results; on_error='stop' stops at the first failure.",
         INPUT,
         send_keys_batch,
     ));
     tools.push(ToolDef::new(
         "paste_text",
         "Paste Text",
-        "Paste text into a pane through a temporary tmux buffer (deleted afterwards). No Enter is added, but newlines in the text submit lines. bracket=true wraps it in bracketed-paste sequences when the program asked for them.",
+        "Paste text into a pane via a temporary buffer. No Enter is added, but newlines submit lines; bracket=true uses bracketed paste when the program asked for it.",
         INPUT,
         paste_text,
     ));
@@ -51,21 +51,21 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "respawn_pane",
         "Respawn Pane",
-        "Restart a pane's process (kill=true kills the running one first), keeping the pane id and layout; shell replaces the default command. Refuses the pane this MCP server runs in.",
+        "Restart a pane's process (kill=true kills the running one), keeping pane id and layout; shell replaces the default command.",
         REPLACE,
         respawn_pane,
     ));
     tools.push(ToolDef::new(
         "pipe_pane",
         "Pipe Pane",
-        "Log everything a pane prints to output_path (appended, or overwritten with append=false); output_path=null stops. The broadest-reach execute tool: it writes anywhere this tmux server can. Use an absolute path.",
+        "Log a pane's output to output_path (appended unless append=false); null stops. Writes anywhere this tmux server can: use an absolute path.",
         REPLACE,
         pipe_pane,
     ));
     tools.push(ToolDef::new(
         "search_panes",
         "Search Panes",
-        "Find panes whose text (visible screen, or content_start..content_end with negative lines in scrollback) contains pattern; returns matching lines per pane, sorted by pane id, paged with offset/limit. Literal and case-insensitive unless regex / match_case.",
+        "Find panes whose text contains pattern (screen, or content_start..content_end; negative = scrollback); matching lines per pane, paged by offset/limit.",
         READ,
         search_panes,
     ));

@@ -56,7 +56,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "enter_copy_mode",
         "Enter Copy Mode",
-        "Put a pane in copy mode, optionally scrolled scroll_up lines into its scrollback (see snapshot_pane's scroll_position). While in copy mode, send_keys goes to copy mode, not the program: call exit_copy_mode first.",
+        "Put a pane in copy mode, optionally scroll_up lines back. Keys then go to copy mode, not the program, until exit_copy_mode.",
         CHANGE,
         enter_copy_mode,
     ));

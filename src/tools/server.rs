@@ -90,7 +90,7 @@ pub struct Sock {
 pub struct ListSessionsArgs {
     #[serde(flatten)]
     sock: Sock,
-    /// Filters: {"field[__op]": "value"}, ops eq, exact, iexact, contains, icontains, startswith, istartswith, endswith, iendswith, in, nin (comma lists), regex, iregex. Object or JSON string.
+    /// {"field[__op]": "value"} filters; ops exact, iexact, contains, icontains, startswith, istartswith, endswith, iendswith, in, nin, regex, iregex.
     #[serde(default)]
     filters: Option<Filters>,
 }
@@ -152,7 +152,7 @@ async fn server_info(target: &Target, oneshot: bool) -> ToolResult<ServerInfo> {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListServersArgs {
-    /// Socket paths to check as well (e.g. servers started with tmux -S). Missing or dead ones are skipped.
+    /// More socket paths to check (tmux -S).
     #[serde(default)]
     extra_socket_paths: Option<Vec<String>>,
 }

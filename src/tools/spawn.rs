@@ -22,13 +22,13 @@ pub enum Environment {
 /// The arguments every tool that starts a process shares.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SpawnArgs {
-    /// Existing directory to start in. `~` expands; a relative path resolves against the MCP server's directory.
+    /// Existing directory to start in (~ expands).
     #[serde(default)]
     pub start_directory: Option<String>,
-    /// Environment variables for the new process (create_session: for the whole session): an object of strings, or a JSON string of one.
+    /// Variables for the new process (create_session: the session): object or JSON string.
     #[serde(default)]
     pub environment: Option<Environment>,
-    /// Keep shells from writing history files (HISTFILE='', fish private mode, HISTCONTROL=ignorespace).
+    /// Keep shells from writing history files.
     #[serde(default)]
     pub suppress_persistent_history: bool,
 }

@@ -26,21 +26,21 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "wait_for_text",
         "Wait For Text",
-        "Wait until a pane prints NEW output matching one of `patterns` (literal unless regex=true; case-insensitive unless match_case), or one of `stop` (failure markers such as 'error:' or 'Traceback': returns at once with outcome 'stopped'), or the timeout. patterns=null waits for any new output. Only output written after the call began counts; matched_at_entry says the text was already on screen. Event-driven (no polling); `interval` is accepted and ignored. For commands you type yourself, run_command is exact and cheaper.",
+        "Wait for NEW output matching patterns (literal, case-insensitive unless regex/match_case), or a stop marker such as 'error:', or the timeout; patterns=null waits for any output. Event-driven; interval is ignored.",
         READ,
         wait_for_text,
     ));
     tools.push(ToolDef::new(
         "run_command",
         "Run Command",
-        "Run a shell command in a pane (which must sit at a shell prompt: bash, sh/dash or zsh), wait for it, and return its exit status and its own output (not the screen). It runs in a subshell, so cd/export do not persist. On timeout it keeps running and the result says timed_out. Multi-line commands and heredocs need suppress_history=false.",
+        "Run a shell command in a pane at a shell prompt (bash, sh, zsh, fish), wait, and return its exit status and its own output. Runs in a subshell. On timeout it keeps running (timed_out).",
         INPUT,
         run_command,
     ));
     tools.push(ToolDef::new(
         "capture_since",
         "Capture Since",
-        "Incremental read of a pane. Without a cursor: the visible screen and a cursor. With the cursor from the previous call: exactly the lines printed since then (never the same output twice) and a new cursor. lines_missed says output was lost in between (too much output, or the pane was not observed).",
+        "Incremental read: without cursor, the screen and a cursor; with the previous cursor, exactly the lines printed since (never twice). lines_missed says output was lost.",
         READ,
         capture_since,
     ));
@@ -81,10 +81,10 @@ fn seconds(value: f64, name: &str) -> ToolResult<Duration> {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForTextArgs {
-    /// Success patterns; the first to match ends the wait. Literal text unless regex=true. Null waits for any new output.
+    /// Success patterns; null: any new output.
     #[serde(default)]
     patterns: Option<Vec<String>>,
-    /// Failure patterns: a hit ends the wait at once with outcome 'stopped' and found=false.
+    /// Failure patterns: a hit ends the wait (outcome 'stopped').
     #[serde(default)]
     stop: Option<Vec<String>>,
     /// Treat patterns and stop as regular expressions.
@@ -92,10 +92,10 @@ pub struct WaitForTextArgs {
     regex: bool,
     #[serde(flatten)]
     pane: PaneSel,
-    /// Seconds to wait, capped by the server (see effective_timeout).
+    /// Seconds to wait (capped by the server).
     #[serde(default = "default_wait_timeout")]
     timeout: f64,
-    /// Accepted for compatibility; nothing polls, so it changes nothing. Minimum 0.01.
+    /// Ignored (nothing polls); kept for compatibility.
     #[serde(default = "default_interval")]
     interval: f64,
     /// Match case (default: case-insensitive).
@@ -392,13 +392,13 @@ pub struct RunCommandArgs {
     command: String,
     #[serde(flatten)]
     pane: PaneSel,
-    /// Seconds to wait, capped by the server (see effective_timeout). On timeout the command keeps running.
+    /// Seconds to wait (capped by the server).
     #[serde(default = "default_run_timeout")]
     timeout: f64,
     /// Keep at most this many output lines (the last ones); null keeps all.
     #[serde(default)]
     max_lines: Option<i64>,
-    /// Prefix a space so shells set to ignore such lines keep the command out of history. Default: LIBTMUX_SUPPRESS_HISTORY.
+    /// Prefix a space to keep the command out of shell history.
     #[serde(default)]
     suppress_history: Option<bool>,
     #[serde(flatten)]
@@ -593,7 +593,7 @@ pub struct CaptureSinceArgs {
     cursor: Option<String>,
     #[serde(flatten)]
     pane: PaneSel,
-    /// Keep at most this many lines (the last ones); null for no limit.
+    /// Keep the last N lines; null: all.
     #[serde(default = "default_since_lines")]
     max_lines: Option<i64>,
     /// Keep at most this many bytes of lines (the last ones); null for no limit.

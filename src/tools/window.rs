@@ -54,14 +54,14 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "select_window",
         "Select tmux Window",
-        "Make a window its session's current one, by window_id, window_index or direction (next/previous/last in the session). Changes what an attached user sees. Returns the now-current window.",
+        "Make a window its session's current one (window_id, window_index, or direction next/previous/last). Changes what an attached user sees.",
         CHANGE,
         select_window,
     ));
     tools.push(ToolDef::new(
         "select_layout",
         "Select tmux Layout",
-        "Arrange a window's panes: even-horizontal, even-vertical, main-horizontal, main-vertical, tiled (the -mirrored variants need tmux 3.5+), or a layout string copied from window_layout for a window with the same number of panes.",
+        "Arrange a window's panes: even-horizontal, even-vertical, main-horizontal, main-vertical, tiled (-mirrored needs tmux 3.5), or a window_layout string.",
         CHANGE,
         select_layout,
     ));
@@ -75,7 +75,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "move_window",
         "Move tmux Window",
-        "Move a window to another index and/or session (destination_index empty: the next free index). Moving a session's last window away ends that session. Returns the window as it is after the move.",
+        "Move a window to another index and/or session (empty destination_index: next free). Moving a session's last window away ends that session.",
         CHANGE,
         move_window,
     ));
@@ -87,7 +87,7 @@ pub struct ListWindowsArgs {
     session: SessionSel,
     #[serde(flatten)]
     sock: Sock,
-    /// Filters: {"field[__op]": "value"}, same operators as list_sessions.
+    /// Filters, as in list_sessions.
     #[serde(default)]
     filters: Option<Filters>,
 }
@@ -160,10 +160,10 @@ pub struct CreateWindowArgs {
     /// Name of the new window.
     #[serde(default)]
     window_name: Option<String>,
-    /// Make the new window the session's current window (changes what an attached user sees).
+    /// Make it the session's current window.
     #[serde(default)]
     attach: bool,
-    /// Place the window before or after the session's current window; default: next free index.
+    /// Before or after the current window (default: next free index).
     #[serde(default)]
     direction: Option<Placement>,
     #[serde(flatten)]
