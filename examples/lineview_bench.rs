@@ -1,5 +1,6 @@
 //! Throughput of the output path, one core: control-mode parser, then the
-//! pane ring, then the line view, then a regex over each completed line.
+//! pane ring, then the line view, then the matcher `wait_for_text` uses
+//! (the lines of a read searched as one batch).
 //!
 //! The input is a synthetic `%output` flood shaped like the recorded one in
 //! `fixtures/tmux/06-output-flood-utf8.cc`: octal-escaped controls, SGR
@@ -10,7 +11,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use regex::bytes::Regex;
+use tmux_mcp::panes::matcher::{LineBatch, Matcher};
 use tmux_mcp::panes::{LineView, Ring};
 use tmux_mcp::tmux::control::{Event, Parser};
 
@@ -57,11 +58,12 @@ enum Stage {
 }
 
 /// Runs the pipeline up to `stage` over `input`; returns (lines, matches).
-fn run(input: &[u8], stage: Stage, re: &Regex) -> (usize, usize) {
+fn run(input: &[u8], stage: Stage, matcher: &Matcher) -> (usize, usize) {
     let mut parser = Parser::new(1 << 20, 1 << 24);
     let mut ring = Ring::new(RING);
     let mut view = LineView::new(MAX_LINE);
     let mut events = Vec::new();
+    let mut batch = LineBatch::default();
     let (mut lines, mut matches) = (0usize, 0usize);
     for chunk in input.chunks(READ) {
         parser.push(chunk, &mut events);
@@ -79,10 +81,16 @@ fn run(input: &[u8], stage: Stage, re: &Regex) -> (usize, usize) {
                     black_box(line);
                     lines += 1;
                 }),
-                Stage::Regex => view.feed(&data, &mut |line: &[u8]| {
-                    lines += 1;
-                    matches += usize::from(re.is_match(line));
-                }),
+                Stage::Regex => {
+                    batch.clear();
+                    view.feed(&data, &mut |line: &[u8]| batch.push(line));
+                    lines += batch.len();
+                    let mut next = 0;
+                    while let Some((line, _)) = matcher.first_from(&batch, next) {
+                        matches += 1;
+                        next = line + 1;
+                    }
+                }
                 _ => {}
             }
         }
@@ -97,7 +105,7 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(50);
     let (input, markers) = flood(mb << 20);
-    let re = Regex::new(r"__MARK__$").unwrap();
+    let matcher = Matcher::new(&[r"__MARK__$".to_owned()], true, true).unwrap();
     let size = input.len() as f64 / (1 << 20) as f64;
     println!(
         "input: {size:.1} MiB of %output lines, {READ} byte reads, ring {RING} bytes, best of {ROUNDS}"
@@ -106,13 +114,13 @@ fn main() {
         ("parser", Stage::Parser),
         ("parser + ring", Stage::Ring),
         ("parser + ring + lines", Stage::Lines),
-        ("parser + ring + lines + regex", Stage::Regex),
+        ("parser + ring + lines + matcher", Stage::Regex),
     ] {
         let mut best = Duration::MAX;
         let mut result = (0, 0);
         for _ in 0..ROUNDS {
             let t = Instant::now();
-            result = run(&input, stage, &re);
+            result = run(&input, stage, &matcher);
             best = best.min(t.elapsed());
         }
         if stage == Stage::Regex {

@@ -110,10 +110,16 @@ impl Matcher {
     /// The earliest line of `batch` that some pattern matches, and the first
     /// pattern (in list order) matching that line.
     pub fn first(&self, batch: &LineBatch) -> Option<(usize, usize)> {
+        self.first_from(batch, 0)
+    }
+
+    /// Like [`first`](Self::first), looking only at lines `start..`.
+    pub fn first_from(&self, batch: &LineBatch, start: usize) -> Option<(usize, usize)> {
+        let from = *batch.starts.get(start)?;
         let line = self
             .patterns
             .iter()
-            .filter_map(|p| earliest(p, batch))
+            .filter_map(|p| earliest(p, batch, from))
             .min()?;
         Some((
             line,
@@ -123,9 +129,9 @@ impl Matcher {
     }
 }
 
-/// The first line of `batch` that `pattern` matches on its own.
-fn earliest(pattern: &Pattern, batch: &LineBatch) -> Option<usize> {
-    let mut from = 0;
+/// The first line of `batch`, from byte `from` on, that `pattern` matches
+/// on its own.
+fn earliest(pattern: &Pattern, batch: &LineBatch, mut from: usize) -> Option<usize> {
     while from <= batch.buf.len() && !batch.is_empty() {
         let found = pattern.batch.find_at(&batch.buf, from)?;
         let line = batch.line_at(found.start());
@@ -160,6 +166,8 @@ mod tests {
         assert_eq!(m.first(&b), Some((1, 1)));
         assert_eq!(b.line(2), b"beta");
         assert_eq!(m.first(&batch(&["none"])), None);
+        assert_eq!(m.first_from(&b, 2), Some((2, 0)));
+        assert_eq!(m.first_from(&b, 3), None);
     }
 
     #[test]
