@@ -1,0 +1,191 @@
+//! Guards against a live private tmux: bad arguments to every tool change
+//! nothing, the server refuses to kill what it runs in, and hidden toolsets
+//! really are unreachable.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{PrivateTmux, call, err, ok};
+use tmux_mcp::mcp::{CallContext, Service};
+
+/// What a user would notice changing: objects, focus, sizes, buffers.
+fn state(tmux: &PrivateTmux) -> String {
+    [
+        tmux.cmd(&[
+            "list-sessions",
+            "-F",
+            "#{session_id} #{session_name} #{session_windows}",
+        ]),
+        tmux.cmd(&[
+            "list-windows",
+            "-a",
+            "-F",
+            "#{window_id} #{window_name} #{window_active} #{window_layout}",
+        ]),
+        tmux.cmd(&[
+            "list-panes",
+            "-a",
+            "-F",
+            "#{pane_id} #{pane_active} #{pane_pid} #{pane_title}",
+        ]),
+        tmux.cmd(&["list-buffers", "-F", "#{buffer_name}"]),
+    ]
+    .join("--\n")
+}
+
+/// A value of the wrong JSON type for a property of `schema` (`None` when
+/// the property takes anything).
+fn wrong_type(schema: &Value) -> Option<Value> {
+    if schema.get("anyOf").is_some() {
+        // The unions here are of objects, strings and integers.
+        return Some(json!(true));
+    }
+    Some(match schema["type"].as_str()? {
+        "string" => json!(12345),
+        "integer" | "number" | "boolean" | "array" => json!("not this"),
+        _ => json!(12345),
+    })
+}
+
+#[tokio::test]
+async fn bad_arguments_to_every_tool_are_refused_and_change_nothing() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let before = state(&tmux);
+    let tools = svc.tools();
+    assert_eq!(tools.len(), 54);
+    for tool in &tools {
+        let name = tool["name"].as_str().unwrap();
+        let schema = &tool["inputSchema"];
+
+        let unknown = err(&svc, name, json!({"no_such_argument": 1})).await;
+        assert!(unknown.contains("no_such_argument"), "{name}: {unknown}");
+
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if !required.is_empty() {
+            let missing = err(&svc, name, json!({})).await;
+            assert!(
+                missing.contains(required[0]) || missing.contains("missing"),
+                "{name}: {missing}"
+            );
+        }
+        for (arg, prop) in schema["properties"].as_object().unwrap() {
+            // A wrong type for each argument, with the others well formed
+            // enough to reach argument checking.
+            let mut args = serde_json::Map::new();
+            for req in &required {
+                if req != arg {
+                    args.insert(req.to_string(), placeholder(&schema["properties"][*req]));
+                }
+            }
+            let Some(bad) = wrong_type(prop) else {
+                continue;
+            };
+            args.insert(arg.clone(), bad);
+            let result = call(&svc, name, Value::Object(args.clone())).await;
+            assert!(result.is_error, "{name} accepted {args:?}");
+        }
+    }
+    assert_eq!(state(&tmux), before, "a refused call changed tmux");
+}
+
+/// A well-typed value that names nothing real.
+fn placeholder(schema: &Value) -> Value {
+    match schema["type"].as_str() {
+        Some("string") => json!("%999999"),
+        Some("integer") | Some("number") => json!(1),
+        Some("boolean") => json!(false),
+        Some("array") => json!([]),
+        _ => json!({}),
+    }
+}
+
+#[tokio::test]
+async fn the_server_refuses_to_kill_what_it_runs_in() {
+    let tmux = PrivateTmux::start();
+    let pane = tmux
+        .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
+        .trim()
+        .to_owned();
+    let window = tmux
+        .cmd(&["display-message", "-p", "-t", "main", "#{window_id}"])
+        .trim()
+        .to_owned();
+    let socket = tmux.socket_path().display().to_string();
+    let identity = format!("{socket},1,$0");
+    let svc = tmux.service_with(&[("TMUX", identity.as_str()), ("TMUX_PANE", pane.as_str())]);
+    let other = ok(&svc, "split_window", json!({"pane_id": pane})).await;
+    let before = state(&tmux);
+
+    for (tool, args) in [
+        ("kill_pane", json!({"pane_id": pane})),
+        ("respawn_pane", json!({"pane_id": pane})),
+        ("kill_window", json!({"window_id": window})),
+        ("kill_session", json!({"session_name": "main"})),
+        ("kill_server", json!({})),
+    ] {
+        let refused = err(&svc, tool, args).await;
+        assert!(refused.starts_with("Refusing to"), "{tool}: {refused}");
+    }
+    assert_eq!(state(&tmux), before);
+
+    // is_caller marks our pane, and only ours.
+    let panes = ok(&svc, "list_panes", json!({"session_name": "main"})).await;
+    for p in panes.as_array().unwrap() {
+        assert_eq!(p["is_caller"], p["pane_id"] == json!(pane), "{p}");
+    }
+    // Another pane of the same server can go.
+    ok(&svc, "kill_pane", json!({"pane_id": other["pane_id"]})).await;
+    // And a server this process does not run in can be killed.
+    let elsewhere = PrivateTmux::start();
+    let name = elsewhere.name.clone();
+    ok(&svc, "kill_server", json!({"socket_name": name})).await;
+    assert!(!elsewhere.try_cmd(&["list-sessions"]).status.success());
+}
+
+#[tokio::test]
+async fn hidden_toolsets_are_unreachable() {
+    use tmux_mcp::config::Config;
+    use tmux_mcp::tools::toolsets::Selection;
+    use tmux_mcp::tools::{App, TmuxService};
+
+    let tmux = PrivateTmux::start();
+    let name = tmux.name.clone();
+    let (config, _) = Config::from_vars(|v| (v == "LIBTMUX_SOCKET").then(|| name.clone())).unwrap();
+    let svc = TmuxService::with_selection(App::new(config), Selection::default());
+    let pane = tmux
+        .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
+        .trim()
+        .to_owned();
+    assert!(
+        svc.call_tool(
+            "kill_pane",
+            json!({"pane_id": pane}),
+            CallContext::detached()
+        )
+        .is_none()
+    );
+    assert!(svc.tools().iter().all(|t| t["name"] != "kill_pane"));
+    assert!(
+        tmux.cmd(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .contains(&pane)
+    );
+    // A read batch cannot reach a hidden teardown tool either.
+    let batch = svc
+        .call_tool(
+            "call_read_tools_batch",
+            json!({"operations": [{"tool": "kill_pane", "arguments": {"pane_id": pane}}]}),
+            CallContext::detached(),
+        )
+        .unwrap()
+        .await;
+    let row = &batch.structured_content.unwrap()["results"][0];
+    assert_eq!(row["success"], false, "{row}");
+    assert!(
+        tmux.cmd(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .contains(&pane)
+    );
+}
