@@ -264,21 +264,11 @@ async fn send_keys_batch(
 pub struct PasteTextArgs {
     /// Text to paste (newlines submit lines).
     text: String,
-    /// Pane ID (e.g. '%1'). Wins over the other fields.
-    #[serde(default)]
-    pane_id: Option<String>,
+    #[serde(flatten)]
+    pane: PaneSel,
     /// Wrap the paste in bracketed-paste sequences if the program enabled them.
     #[serde(default = "pane::yes")]
     bracket: bool,
-    /// Used without pane_id.
-    #[serde(default)]
-    session_name: Option<String>,
-    /// Used without pane_id.
-    #[serde(default)]
-    session_id: Option<String>,
-    /// Used without pane_id.
-    #[serde(default)]
-    window_id: Option<String>,
     #[serde(flatten)]
     sock: Sock,
 }
@@ -302,13 +292,7 @@ async fn paste_text(app: Arc<App>, args: PasteTextArgs, _: CallContext) -> ToolR
         )));
     }
     let target = app.socket(args.sock.socket_name.as_deref())?;
-    let sel = PaneSel {
-        pane_id: args.pane_id,
-        session_name: args.session_name,
-        session_id: args.session_id,
-        window_id: args.window_id,
-    };
-    let pane = target::resolve_pane(&target, &sel).await?;
+    let pane = target::resolve_pane(&target, &args.pane).await?;
     let name = format!("libtmux_mcp_{}_paste", uuid::Uuid::new_v4().simple());
     target
         .run(
@@ -409,24 +393,14 @@ async fn respawn_pane(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct PipePaneArgs {
-    /// Pane ID (e.g. '%1'). Wins over the other fields.
-    #[serde(default)]
-    pane_id: Option<String>,
+    #[serde(flatten)]
+    pane: PaneSel,
     /// File to write the pane's output to (absolute path recommended); null stops piping.
     #[serde(default)]
     output_path: Option<String>,
     /// Append to the file; false truncates it first.
     #[serde(default = "pane::yes")]
     append: bool,
-    /// Used without pane_id.
-    #[serde(default)]
-    session_name: Option<String>,
-    /// Used without pane_id.
-    #[serde(default)]
-    session_id: Option<String>,
-    /// Used without pane_id.
-    #[serde(default)]
-    window_id: Option<String>,
     #[serde(flatten)]
     sock: Sock,
 }
@@ -474,13 +448,7 @@ async fn pipe_pane(app: Arc<App>, args: PipePaneArgs, _: CallContext) -> ToolRes
         }
     };
     let target = app.socket(args.sock.socket_name.as_deref())?;
-    let sel = PaneSel {
-        pane_id: args.pane_id,
-        session_name: args.session_name,
-        session_id: args.session_id,
-        window_id: args.window_id,
-    };
-    let pane = target::resolve_pane(&target, &sel).await?;
+    let pane = target::resolve_pane(&target, &args.pane).await?;
     let mut cmd = Command::new("pipe-pane").target(pane);
     match command {
         None => {
@@ -597,13 +565,7 @@ const SEARCH_FIELDS: &[&str] = &[
 ];
 
 fn search_row(f: &[String]) -> PaneContentMatch {
-    let opt = |s: &String| (!s.is_empty()).then(|| s.clone());
-    let int = |s: &String| s.parse().ok();
-    let flag = |s: &String| match s.as_str() {
-        "1" => Some(true),
-        "0" => Some(false),
-        _ => None,
-    };
+    use super::rows::{flag, int, opt};
     PaneContentMatch {
         pane_id: f[0].clone(),
         pane_left: int(&f[1]),

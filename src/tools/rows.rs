@@ -38,15 +38,15 @@ pub fn records(lines: &[Vec<u8>], n: usize) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn opt(s: &str) -> Option<String> {
+pub(super) fn opt(s: &str) -> Option<String> {
     (!s.is_empty()).then(|| s.to_owned())
 }
 
-fn int(s: &str) -> Option<i64> {
+pub(super) fn int(s: &str) -> Option<i64> {
     s.parse().ok()
 }
 
-fn flag(s: &str) -> Option<bool> {
+pub(super) fn flag(s: &str) -> Option<bool> {
     match s {
         "1" => Some(true),
         "0" => Some(false),
