@@ -9,6 +9,12 @@
 //! one-shot process per call, not a storm of attaches. When the server has no
 //! session at all, a control client cannot exist, and a one-shot `tmux`
 //! process runs the command: the only cold path.
+//!
+//! tmux streams `%output` to a control client only for the windows of the
+//! session it is attached to, so a tool that needs a pane's output asks for
+//! the client of that pane's session ([`Hub::streaming`]); every client's
+//! reader feeds the hub's [`Panes`] registry. Paste buffers our tools create
+//! are remembered here so they can be deleted at shutdown.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
