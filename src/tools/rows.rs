@@ -199,7 +199,8 @@ pub fn snapshot(f: &[String]) -> PaneSnapshot {
         cursor_y: int(&f[2]).unwrap_or(0),
         pane_width: int(&f[3]).unwrap_or(0),
         pane_height: int(&f[4]).unwrap_or(0),
-        pane_in_mode: flag(&f[5]).unwrap_or(false),
+        // A count of stacked modes (copy mode over clock mode is 2).
+        pane_in_mode: int(&f[5]).is_some_and(|n| n > 0),
         pane_mode: opt(&f[6]),
         scroll_position: int(&f[7]),
         history_size: int(&f[8]).unwrap_or(0),
