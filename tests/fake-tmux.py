@@ -30,6 +30,7 @@ Scenario:
          "ok": true,                        %end (true) or %error (false)
          "before": ["%output %1 old\\015\\012"], lines emitted before the reply
          "after": ["%output %1 hi\\015\\012"],  lines emitted after the reply
+         "once": false,                     used up after its first match
          "exit": false}                     then print %exit and quit
       In "before" and "after" lines, {g1}, {g2}… are the regex's groups.
       ]
@@ -205,6 +206,7 @@ class Control:
         self.argv = argv
         self.number = int(self.spec.get("first_number", 100))
         self.out = sys.stdout.buffer
+        self.used = set()  # indexes of "once" rules already matched
 
     def emit(self, lines):
         for line in lines:
@@ -260,11 +262,15 @@ class Control:
                 return 0
 
     def find(self, line, ordinal):
-        for rule in self.spec.get("rules", []):
+        for index, rule in enumerate(self.spec.get("rules", [])):
             if "attach" in rule and rule["attach"] != ordinal:
+                continue
+            if index in self.used:
                 continue
             match = re.search(rule["regex"], line)
             if match:
+                if rule.get("once"):
+                    self.used.add(index)
                 return rule, match
         return None
 

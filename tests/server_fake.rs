@@ -509,3 +509,28 @@ fn run_command_reads_status_and_output_between_markers() {
     );
     server.fake.assert_harmless();
 }
+
+/// Output lost before it was read (a `%pause`, a reconnect) leaves a gap in
+/// the pane's recording; a wait then matches the rendered screen instead,
+/// so text printed in the gap is still found.
+#[test]
+fn a_gap_in_the_output_is_covered_by_the_screen() {
+    let mut server = Server::start("gap");
+    let args = json!({"pane_id": "%1", "patterns": ["DONE-9"], "timeout": 5});
+    let result = server.ok("wait_for_text", args);
+    assert_eq!(result["found"], true, "{result}");
+    assert_eq!(
+        result["matched_lines"],
+        json!(["the screen now shows DONE-9"])
+    );
+    assert_eq!(
+        server
+            .fake
+            .lines()
+            .iter()
+            .filter(|l| l.starts_with("capture-pane"))
+            .count(),
+        2
+    );
+    server.fake.assert_harmless();
+}

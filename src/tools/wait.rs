@@ -303,9 +303,11 @@ async fn wait_for_text(
         if !partial.is_empty() {
             batch.push(&partial);
         }
-        if patterns.judge(&batch).is_none() && info.bytes > 0 && (in_alternate || info.redraw) {
-            // Text painted by cursor moves: match the rendered screen, but
-            // only rows that were not there when the wait began.
+        let repaint = info.bytes > 0 && (in_alternate || info.redraw);
+        if patterns.judge(&batch).is_none() && (repaint || info.missed) {
+            // Text painted by cursor moves, or output lost before it was
+            // read (a reconnect, an eviction): match the rendered screen,
+            // but only rows that were not there when the wait began.
             let (rows, _) = watch.capture(&["-J"]).await?;
             for row in rows.iter().filter(|r| !entry_rows.contains(*r)) {
                 batch.push(row.as_bytes());
@@ -541,7 +543,7 @@ async fn run_command(
     let mut status: Option<i64> = None;
     loop {
         watch.mark_seen();
-        watch.read(&mut cursor, &mut view, &mut |line| {
+        let info = watch.read(&mut cursor, &mut view, &mut |line| {
             if status.is_some() {
                 return;
             }
@@ -564,6 +566,17 @@ async fn run_command(
                 None => output.push(lossy(line)),
             }
         });
+        if status.is_none() && info.missed {
+            // Output was lost before it could be read: the end marker may be
+            // in the gap, but the screen still shows it.
+            let (rows, _) = watch.capture(&["-J"]).await?;
+            let code = rows
+                .iter()
+                .rev()
+                .find_map(|row| end_marker.captures(row.as_bytes()));
+            status = code.and_then(|c| std::str::from_utf8(&c[1]).ok()?.parse().ok());
+            output.dropped = output.dropped.max(1);
+        }
         if status.is_some() {
             return Ok(finish(status, output));
         }
