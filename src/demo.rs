@@ -121,6 +121,13 @@ async fn conversation(socket: &str) -> anyhow::Result<()> {
         &["new-session", "-d", "-s", "demo", "-x", "120", "-y", "30"],
     )
     .await?;
+    // Panes run a plain sh: the demo shows tmux-mcp, not your shell's
+    // start-up files.
+    tmux(
+        socket,
+        &["set-option", "-g", "default-command", "env PS1='$ ' sh"],
+    )
+    .await?;
     println!("private tmux server: tmux -L {socket}");
 
     let exe = std::env::current_exe()?;
@@ -190,25 +197,38 @@ async fn conversation(socket: &str) -> anyhow::Result<()> {
             json!({ "pane_id": pane, "direction": "right" }),
         )
         .await?;
-    let keys = "printf 'hello from %s\\n' tmux-mcp; tmux wait-for -S tmuxmcp-demo";
+    // A command the agent types: exact output and exit status, no polling.
+    let run = client
+        .call(
+            "run_command",
+            json!({ "pane_id": pane, "command": "printf 'hello from %s\\n' tmux-mcp; exit 3", "timeout": 10 }),
+        )
+        .await?;
+    if run["output"] != json!(["hello from tmux-mcp"]) || run["exit_status"] != json!(3) {
+        bail!("run_command did not return the command's own output and status");
+    }
+    // Output the agent did not author: the wait is armed at once and woken
+    // by the pane's output the moment READY-42 is printed.
+    let keys = "sleep 1; echo READY-$((40+2))";
     client
         .call("send_keys", json!({ "pane_id": pane, "keys": keys }))
         .await?;
-    // The shell signals a tmux channel when the command has run: wait on that
-    // event instead of guessing with a sleep.
-    let waited = tokio::time::timeout(
-        Duration::from_secs(10),
-        tmux(socket, &["wait-for", "tmuxmcp-demo"]),
-    )
-    .await;
-    waited.context("the command did not finish in 10 s")??;
-    let screen = client
-        .call("capture_pane", json!({ "pane_id": pane }))
+    let waited = client
+        .call(
+            "wait_for_text",
+            json!({ "pane_id": pane, "patterns": ["READY-42"], "timeout": 10 }),
+        )
         .await?;
-    if !screen
+    if waited["found"] != json!(true) {
+        bail!("wait_for_text did not see READY-42");
+    }
+    let screen = client
+        .call("snapshot_pane", json!({ "pane_id": pane, "max_lines": 8 }))
+        .await?;
+    if !screen["content"]
         .as_str()
         .unwrap_or_default()
-        .contains("hello from tmux-mcp")
+        .contains("READY-42")
     {
         bail!("the pane does not show the command's output");
     }

@@ -61,7 +61,18 @@ pub fn summarize(args: &Value) -> Value {
 
 fn summarize_nested(value: &Value) -> Value {
     match value {
-        Value::Array(rows) => Value::Array(rows.iter().map(summarize).collect()),
+        // Rows of a batch are argument maps; other lists (patterns) are data.
+        Value::Array(rows) => Value::Array(
+            rows.iter()
+                .map(|row| {
+                    if row.is_object() {
+                        summarize(row)
+                    } else {
+                        plain(row)
+                    }
+                })
+                .collect(),
+        ),
         Value::Object(_) => summarize(value),
         other => json!({ "type": json_type(other), "redacted": true }),
     }
@@ -132,5 +143,13 @@ mod tests {
                 .ends_with("...<truncated>")
         );
         assert_eq!(digest("abc")["sha256_prefix"], "ba7816bf8f01");
+        let patterns = summarize(&json!({"patterns": ["READY", "x".repeat(300)]}));
+        assert_eq!(patterns["patterns"][0], "READY");
+        assert!(
+            patterns["patterns"][1]
+                .as_str()
+                .unwrap()
+                .ends_with("...<truncated>")
+        );
     }
 }
