@@ -29,6 +29,8 @@ pub struct Config {
     pub suppress_history: bool,
     /// Who we are, if this server runs inside tmux (`TMUX`, `TMUX_PANE`).
     pub caller: Caller,
+    /// `LIBTMUX_MCP_PROMPTS_AS_TOOLS=1`: also serve the prompts as tools.
+    pub prompts_as_tools: bool,
     pub limits: Limits,
 }
 
@@ -119,6 +121,7 @@ impl Config {
             wait_max,
             suppress_history,
             caller,
+            prompts_as_tools: var("LIBTMUX_MCP_PROMPTS_AS_TOOLS").as_deref() == Some("1"),
             limits: Limits::default(),
         };
         Ok((config, warnings))

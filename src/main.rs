@@ -65,7 +65,7 @@ fn serve() -> ExitCode {
         Ok(c) => c,
         Err(e) => return report(Err(e)),
     };
-    let names = tool_names();
+    let names = tool_names(config.prompts_as_tools);
     let selection = match Selection::from_vars(|n| std::env::var(n).ok(), &names, &mut warnings) {
         Ok(s) => s,
         Err(e) => return report(Err(e)),

@@ -276,3 +276,61 @@ fn bad_arguments_are_invalid_params() {
         Err(ServiceError::unknown_prompt("nope"))
     );
 }
+
+/// `LIBTMUX_MCP_PROMPTS_AS_TOOLS=1` adds `list_prompts` and `get_prompt`
+/// (inspect tools) for clients that show tools but not prompts.
+#[tokio::test]
+async fn prompts_as_tools_when_asked_for() {
+    use tmux_mcp::config::Config;
+    use tmux_mcp::mcp::{CallContext, Service};
+    use tmux_mcp::tools::{App, TmuxService};
+
+    let (config, _) =
+        Config::from_vars(|v| (v == "LIBTMUX_MCP_PROMPTS_AS_TOOLS").then(|| "1".to_owned()))
+            .unwrap();
+    let svc = TmuxService::new(App::new(config));
+    let names: Vec<String> = svc
+        .tools()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(names.contains(&"list_prompts".to_owned()) && names.contains(&"get_prompt".to_owned()));
+    let listed = svc
+        .call_tool(
+            "list_prompts",
+            serde_json::json!({}),
+            CallContext::detached(),
+        )
+        .unwrap()
+        .await;
+    let text = listed.structured_content.unwrap()["result"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(text.contains("run_and_wait"), "{text}");
+    let args = serde_json::json!({"name": "diagnose_failing_pane", "arguments": {"pane_id": "%1"}});
+    let got = svc
+        .call_tool("get_prompt", args, CallContext::detached())
+        .unwrap()
+        .await;
+    assert!(!got.is_error);
+    assert!(
+        got.structured_content.unwrap()["result"]
+            .as_str()
+            .unwrap()
+            .contains("%1")
+    );
+    let bad = svc
+        .call_tool(
+            "get_prompt",
+            serde_json::json!({"name": "nope"}),
+            CallContext::detached(),
+        )
+        .unwrap()
+        .await;
+    assert!(bad.is_error);
+
+    let (plain, _) = Config::from_vars(|_| None).unwrap();
+    let without = TmuxService::new(App::new(plain));
+    assert!(without.tools().iter().all(|t| t["name"] != "list_prompts"));
+}

@@ -129,6 +129,16 @@ impl ServiceError {
     }
 }
 
+impl std::fmt::Display for ServiceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServiceError::ResourceNotFound(detail) => write!(f, "Resource not found: {detail}"),
+            ServiceError::InvalidParams(detail) => write!(f, "Invalid params: {detail}"),
+            ServiceError::Internal(detail) => write!(f, "Internal error: {detail}"),
+        }
+    }
+}
+
 /// What is being completed (`completion/complete` params).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CompletionRequest {

@@ -698,12 +698,8 @@ fn one_page(params: Option<Value>) -> Result<(), RpcError> {
 /// The JSON-RPC error a failed read or prompt becomes.
 fn rpc_error(error: ServiceError) -> RpcError {
     match error {
-        ServiceError::ResourceNotFound(detail) => {
-            RpcError::new(RESOURCE_NOT_FOUND, format!("Resource not found: {detail}"))
-        }
-        ServiceError::InvalidParams(detail) => {
-            RpcError::invalid_params(format!("Invalid params: {detail}"))
-        }
+        ServiceError::ResourceNotFound(_) => RpcError::new(RESOURCE_NOT_FOUND, error.to_string()),
+        ServiceError::InvalidParams(_) => RpcError::invalid_params(error.to_string()),
         ServiceError::Internal(detail) => internal_error(detail),
     }
 }

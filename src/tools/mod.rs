@@ -626,8 +626,21 @@ pub struct TmuxService {
 }
 
 /// Every tool name of the catalog (what `LIBTMUX_TOOLS` may name).
-pub fn tool_names() -> Vec<&'static str> {
-    catalog().iter().map(|t| t.name).collect()
+pub fn tool_names(prompts_as_tools: bool) -> Vec<&'static str> {
+    catalog_with(prompts_as_tools)
+        .iter()
+        .map(|t| t.name)
+        .collect()
+}
+
+/// The catalog, plus `list_prompts` and `get_prompt` when asked for
+/// (`LIBTMUX_MCP_PROMPTS_AS_TOOLS=1`).
+pub fn catalog_with(prompts_as_tools: bool) -> Vec<ToolDef> {
+    let mut tools = catalog();
+    if prompts_as_tools {
+        prompts::register_as_tools(&mut tools);
+    }
+    tools
 }
 
 impl TmuxService {
@@ -642,7 +655,7 @@ impl TmuxService {
 
     /// A server exposing the tools `selection` allows.
     pub fn with_selection(app: Arc<App>, selection: Selection) -> Self {
-        let mut tools: Vec<ToolDef> = catalog()
+        let mut tools: Vec<ToolDef> = catalog_with(app.config.prompts_as_tools)
             .into_iter()
             .filter(|t| selection.allows(t.name))
             .collect();

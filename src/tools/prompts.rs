@@ -336,3 +336,52 @@ mod tests {
         assert_eq!(py_float(2.5), "2.5");
     }
 }
+
+/// `LIBTMUX_MCP_PROMPTS_AS_TOOLS=1`: the prompts as two `inspect` tools, for
+/// clients that show tools but not prompts.
+pub fn register_as_tools(tools: &mut Vec<super::ToolDef>) {
+    tools.push(super::ToolDef::new(
+        "list_prompts",
+        "List Prompts",
+        "The prompts this server offers (recipes for common tmux tasks), as JSON text.",
+        super::READ,
+        list_prompts,
+    ));
+    tools.push(super::ToolDef::new(
+        "get_prompt",
+        "Get Prompt",
+        "One prompt rendered with its arguments, as JSON text (its messages).",
+        super::READ,
+        get_prompt,
+    ));
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct NoArgs {}
+
+async fn list_prompts(
+    _: std::sync::Arc<App>,
+    _: NoArgs,
+    _: crate::mcp::CallContext,
+) -> super::ToolResult<String> {
+    Ok(serde_json::to_string(&json!({ "prompts": list() })).unwrap_or_default())
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct GetPromptArgs {
+    /// Prompt name, from list_prompts.
+    name: String,
+    /// The prompt's arguments.
+    #[serde(default)]
+    arguments: Option<Map<String, Value>>,
+}
+
+async fn get_prompt(
+    app: std::sync::Arc<App>,
+    args: GetPromptArgs,
+    _: crate::mcp::CallContext,
+) -> super::ToolResult<String> {
+    let rendered = get(&app, &args.name, args.arguments.unwrap_or_default())
+        .map_err(|e| super::ToolError::invalid(e.to_string()))?;
+    Ok(serde_json::to_string(&rendered).unwrap_or_default())
+}

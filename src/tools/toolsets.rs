@@ -74,6 +74,8 @@ const TABLE: &[(&str, Toolset)] = {
         ("show_buffer", Inspect),
         ("show_hooks", Inspect),
         ("show_hook", Inspect),
+        ("list_prompts", Inspect),
+        ("get_prompt", Inspect),
         ("rename_session", Manage),
         ("select_window", Manage),
         ("rename_window", Manage),
