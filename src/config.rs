@@ -31,6 +31,9 @@ pub struct Config {
     pub caller: Caller,
     /// `LIBTMUX_MCP_PROMPTS_AS_TOOLS=1`: also serve the prompts as tools.
     pub prompts_as_tools: bool,
+    /// Write the audit line of every tool call to stderr (an INFO record in
+    /// the reference: `FASTMCP_LOG_LEVEL` set to WARNING or above turns it off).
+    pub audit: bool,
     pub limits: Limits,
 }
 
@@ -122,6 +125,9 @@ impl Config {
             suppress_history,
             caller,
             prompts_as_tools: var("LIBTMUX_MCP_PROMPTS_AS_TOOLS").as_deref() == Some("1"),
+            audit: !var("FASTMCP_LOG_LEVEL").is_some_and(|l| {
+                ["WARNING", "ERROR", "CRITICAL"].contains(&l.trim().to_uppercase().as_str())
+            }),
             limits: Limits::default(),
         };
         Ok((config, warnings))

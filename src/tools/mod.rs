@@ -313,13 +313,16 @@ impl ToolDef {
             let known = known.clone();
             Box::pin(async move {
                 let started = std::time::Instant::now();
-                let raw = args.clone();
+                let audit = app.config.audit;
+                let raw = if audit { args.clone() } else { Value::Null };
                 let outcome = match parse_args::<A>(name, &known, args) {
                     Ok(args) => handler(app, args, ctx).await,
                     Err(e) => Err(e),
                 };
                 let millis = started.elapsed().as_secs_f64() * 1000.0;
-                audit::record(name, &raw, outcome.as_ref().err().map(|e| e.kind), millis);
+                if audit {
+                    audit::record(name, &raw, outcome.as_ref().err().map(|e| e.kind), millis);
+                }
                 match outcome {
                     Ok(out) => to_result(out, wrapped),
                     Err(e) => e.into_result(),
