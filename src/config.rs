@@ -194,6 +194,20 @@ mod tests {
     }
 
     #[test]
+    fn log_level_silences_the_audit_and_prompts_become_tools_on_request() {
+        assert!(config(&[]).unwrap().0.audit);
+        assert!(!config(&[("FASTMCP_LOG_LEVEL", "warning")]).unwrap().0.audit);
+        assert!(config(&[("FASTMCP_LOG_LEVEL", "DEBUG")]).unwrap().0.audit);
+        assert!(!config(&[]).unwrap().0.prompts_as_tools);
+        assert!(
+            config(&[("LIBTMUX_MCP_PROMPTS_AS_TOOLS", "1")])
+                .unwrap()
+                .0
+                .prompts_as_tools
+        );
+    }
+
+    #[test]
     fn bad_suppress_history_fails_startup() {
         assert!(config(&[("LIBTMUX_SUPPRESS_HISTORY", "yes")]).is_err());
         assert!(
