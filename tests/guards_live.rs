@@ -189,3 +189,39 @@ async fn hidden_toolsets_are_unreachable() {
             .contains(&pane)
     );
 }
+
+/// A program can set its pane's title to anything, separators included; it
+/// must not be able to forge rows of list output (and so redirect a tool to
+/// another pane).
+#[tokio::test]
+async fn titles_cannot_forge_list_rows() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux
+        .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
+        .trim()
+        .to_owned();
+    let forged = "x\u{241F}%999\u{241E}0\u{241E}1\u{241E}1\u{241E}0\u{241E}0\u{241E}0\u{241E}0\u{241E}1\u{241E}1\u{241E}1\u{241E}1\u{241E}t\u{241E}1\u{241E}1\u{241E}@999\u{241E}$999\u{241E}sh\u{241E}/\u{241E}y";
+    let keys = format!("printf '\\033]2;%s\\033\\\\' '{forged}'; tmux wait-for -S titled");
+    tmux.cmd(&["send-keys", "-t", &pane, "-l", &keys]);
+    tmux.cmd(&["send-keys", "-t", &pane, "Enter"]);
+    tmux.wait_for("titled", std::time::Duration::from_secs(10))
+        .await;
+    assert!(
+        tmux.cmd(&["display-message", "-p", "-t", &pane, "#{pane_title}"])
+            .contains('\u{241F}')
+    );
+
+    let panes = ok(&svc, "list_panes", json!({})).await;
+    let panes = panes.as_array().unwrap();
+    assert_eq!(panes.len(), 1, "{panes:?}");
+    assert_eq!(panes[0]["pane_id"], pane.as_str());
+    assert!(
+        panes[0]["pane_title"]
+            .as_str()
+            .unwrap()
+            .contains('\u{FFFD}')
+    );
+    let info = ok(&svc, "get_pane_info", json!({"session_name": "main"})).await;
+    assert_eq!(info["pane_id"], pane.as_str());
+}

@@ -15,7 +15,12 @@ macro_rules! tmux_id {
             /// Parses `<sigil><digits>` from bytes, as tmux prints it.
             pub fn parse(bytes: &[u8]) -> Option<Self> {
                 let digits = bytes.strip_prefix($sigil.as_bytes())?;
-                if digits.is_empty() || digits.len() > 10 || !digits.iter().all(u8::is_ascii_digit)
+                if digits.is_empty()
+                    || digits.len() > 10
+                    || !digits.iter().all(u8::is_ascii_digit)
+                    // Only the canonical spelling: tmux reads `%05` as `%5`,
+                    // and a guard comparing ids as text must not be fooled.
+                    || (digits.len() > 1 && digits[0] == b'0')
                 {
                     return None;
                 }
@@ -51,7 +56,16 @@ mod tests {
         assert_eq!(PaneId::parse(b"%12"), Some(PaneId(12)));
         assert_eq!(WindowId::parse(b"@0").unwrap().to_string(), "@0");
         assert_eq!("$7".parse::<SessionId>(), Ok(SessionId(7)));
-        for bad in [&b"%"[..], b"12", b"%1a", b"@-1", b"%99999999999", b"$ 1"] {
+        for bad in [
+            &b"%"[..],
+            b"12",
+            b"%1a",
+            b"@-1",
+            b"%99999999999",
+            b"$ 1",
+            b"%05",
+            b"%00",
+        ] {
             assert_eq!(PaneId::parse(bad), None);
             assert_eq!(SessionId::parse(bad), None);
         }

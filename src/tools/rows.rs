@@ -4,11 +4,29 @@
 //! commands and titles can hold tabs and even newlines, so neither makes a
 //! safe separator; these two code points are printed raw by every tmux
 //! version (clients run with `-u`) and never appear in ids or numbers.
+//!
+//! Free text is not ours, though: any program can set its pane's title (an
+//! OSC 2 sequence) to a string holding the separators, which would forge
+//! whole records (a pane id pointing somewhere else). So every free-text
+//! field is asked for through tmux's `s/…/…/` modifier, which replaces the
+//! two separators with U+FFFD before the text reaches us.
 
 use super::models::{PaneInfo, PaneSnapshot, SessionInfo, WindowInfo};
 
 const FIELD: &str = "\u{241E}";
 const RECORD: &str = "\u{241F}";
+
+/// Fields whose text comes from users or programs, not from tmux's counters.
+const FREE_TEXT: &[&str] = &[
+    "session_name",
+    "window_name",
+    "pane_title",
+    "pane_current_command",
+    "pane_current_path",
+    "pane_start_command",
+    "pane_mode",
+    "buffer_name",
+];
 
 /// The tmux format for a record of `fields`.
 pub fn format(fields: &[&str]) -> String {
@@ -17,9 +35,13 @@ pub fn format(fields: &[&str]) -> String {
         if i > 0 {
             out.push_str(FIELD);
         }
-        out.push_str("#{");
-        out.push_str(field);
-        out.push('}');
+        if FREE_TEXT.contains(field) {
+            out.push_str(&format!("#{{s/{FIELD}|{RECORD}/\u{FFFD}/:{field}}}"));
+        } else {
+            out.push_str("#{");
+            out.push_str(field);
+            out.push('}');
+        }
     }
     out.push_str(RECORD);
     out
@@ -246,5 +268,9 @@ mod tests {
             ]
         );
         assert_eq!(format(&["a", "b"]), "#{a}\u{241E}#{b}\u{241F}");
+        assert_eq!(
+            format(&["pane_title"]),
+            "#{s/\u{241E}|\u{241F}/\u{FFFD}/:pane_title}\u{241F}"
+        );
     }
 }
