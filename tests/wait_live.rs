@@ -519,3 +519,31 @@ async fn run_command_in_zsh_and_fish_when_installed() {
         );
     }
 }
+
+/// The control client streaming a pane can go away (a user's
+/// `detach-client`), and a pane can move to another session (tmux streams a
+/// pane only to clients of its own session): a wait follows either way.
+#[tokio::test]
+async fn waits_survive_a_detached_client_and_a_moved_window() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = first_pane(&tmux);
+
+    let args = json!({"pane_id": pane, "patterns": ["BACK-7"], "timeout": 10});
+    let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
+    tmux.cmd(&["detach-client", "-s", "main"]);
+    tmux.cmd(&["send-keys", "-t", &pane, "echo BACK-$((3+4))", "Enter"]);
+    let result = finish(wait).await;
+    assert_eq!(result["found"], true, "{result}");
+
+    tmux.cmd(&["new-session", "-d", "-s", "other"]);
+    let window = ok(&svc, "create_window", json!({"session_name": "main"})).await;
+    let moved = window["active_pane_id"].as_str().unwrap().to_owned();
+    let args = json!({"pane_id": moved, "patterns": ["MOVED-9"], "timeout": 10});
+    let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
+    let wid = window["window_id"].as_str().unwrap();
+    tmux.cmd(&["move-window", "-s", wid, "-t", "other:"]);
+    tmux.cmd(&["send-keys", "-t", &moved, "echo MOVED-$((4+5))", "Enter"]);
+    let result = finish(wait).await;
+    assert_eq!(result["found"], true, "{result}");
+}

@@ -77,6 +77,10 @@ impl Hub {
         &self.socket
     }
 
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// Remembers a paste buffer we created, to delete it at shutdown.
     pub fn track_buffer(&self, name: &str) {
         self.buffers

@@ -23,8 +23,8 @@ use crate::tmux::{Command, PaneId, SessionId};
 
 /// Longest line a matcher keeps; longer lines are cut into pieces.
 pub const MAX_LINE: usize = 64 * 1024;
-/// Most bytes taken from the ring per read (the rest comes next read).
-const READ_CHUNK: usize = 1 << 20;
+/// Most bytes copied out of the ring under its lock at a time.
+const READ_CHUNK: usize = 64 * 1024;
 
 /// A pane whose output is being recorded, and the client streaming it.
 pub struct Watch {
@@ -35,6 +35,9 @@ pub struct Watch {
     /// The pane's foreground command when the watch began (its shell, when
     /// it sits at a prompt).
     pub command: String,
+    /// The recording's end when this watch began.
+    origin: u64,
+    command_timeout: Duration,
     signal: watch::Receiver<u64>,
     structure: u64,
 }
@@ -80,13 +83,18 @@ impl Watch {
         let client = target.hub.streaming(session).await?;
         let pane = target.hub.panes().watch(id, session);
         let signal = pane.subscribe();
-        let structure = pane.lock().structure;
+        let (structure, origin) = {
+            let state = pane.lock();
+            (state.structure, state.ring.end())
+        };
         Ok(Watch {
             id,
             pane,
             client,
             session,
             command,
+            origin,
+            command_timeout: target.hub.limits().tmux_command_timeout,
             signal,
             structure,
         })
@@ -105,10 +113,11 @@ impl Watch {
         for flag in flags {
             cmd = cmd.flag(flag);
         }
-        let synced = self
-            .client
-            .run_synced(&cmd.target(self.id), self.id)
-            .await?;
+        let limit = self.command_timeout;
+        let synced =
+            tokio::time::timeout(limit, self.client.run_synced(&cmd.target(self.id), self.id))
+                .await
+                .map_err(|_| ToolError::from(crate::tmux::TmuxError::Timeout(limit)))??;
         let position = synced.position.unwrap_or_else(|| self.end());
         let mut lines: Vec<String> = synced
             .reply
@@ -123,8 +132,9 @@ impl Watch {
     }
 
     /// Reads everything recorded from `cursor` on through `view`, advancing
-    /// the cursor; `on_line` gets each completed line. Nothing is copied out
-    /// of the ring but the lines the caller keeps.
+    /// the cursor; `on_line` gets each completed line. The pane's lock is
+    /// held only to copy a bounded chunk out: the connection's reader needs
+    /// it to append output, and must never wait on a waiter's parsing.
     pub fn read(
         &self,
         cursor: &mut u64,
@@ -132,29 +142,33 @@ impl Watch {
         on_line: &mut impl FnMut(&[u8]),
     ) -> ReadInfo {
         let mut info = ReadInfo::default();
-        let state = self.pane.lock();
+        let mut chunk = Vec::new();
         loop {
-            let read = state.ring.read(*cursor, READ_CHUNK);
-            if read.evicted > 0 || read.after_gap {
-                info.missed = true;
-                view.reset();
-            }
-            *cursor = read.from + read.len() as u64;
-            if read.is_empty() {
-                break;
-            }
-            for part in [read.head, read.tail] {
-                info.bytes += part.len();
-                if memchr::memchr(0x1b, part).is_some() {
-                    info.redraw |= CURSOR_MOVE.is_match(part);
-                    if let Some(c) = SCREEN_SWITCH.captures_iter(part).last() {
-                        info.alternate = Some(&c[1] == b"h");
-                        info.redraw = true;
-                    }
+            chunk.clear();
+            let caught_up = {
+                let state = self.pane.lock();
+                let read = state.ring.read(*cursor, READ_CHUNK);
+                // A gap where this watch began is not a loss for it: the
+                // capture at the sync point already shows what came before.
+                if read.evicted > 0 || (read.after_gap && read.from != self.origin) {
+                    info.missed = true;
+                    view.reset();
                 }
-                view.feed(part, on_line);
+                chunk.extend_from_slice(read.head);
+                chunk.extend_from_slice(read.tail);
+                *cursor = read.from + chunk.len() as u64;
+                chunk.is_empty() || *cursor >= state.ring.end()
+            };
+            info.bytes += chunk.len();
+            if memchr::memchr(0x1b, &chunk).is_some() {
+                info.redraw |= CURSOR_MOVE.is_match(&chunk);
+                if let Some(c) = SCREEN_SWITCH.captures_iter(&chunk).last() {
+                    info.alternate = Some(&c[1] == b"h");
+                    info.redraw = true;
+                }
             }
-            if *cursor >= state.ring.end() {
+            view.feed(&chunk, on_line);
+            if caught_up {
                 break;
             }
         }
@@ -177,18 +191,20 @@ impl Watch {
     }
 
     /// After a structural event (a window closed, the client went away),
-    /// checks that the pane still lives and is still streamed. `Err` says
-    /// what happened in words an agent can act on.
-    pub async fn check_alive(&mut self, target: &Target) -> ToolResult<()> {
+    /// checks that the pane still lives and is still streamed. `Ok(true)`:
+    /// it had to be streamed again, so output in between may be lost. `Err`
+    /// says what happened in words an agent can act on. Sends nothing to
+    /// tmux when nothing happened.
+    pub async fn check_alive(&mut self, target: &Target) -> ToolResult<bool> {
         let (structure, orphaned) = {
             let state = self.pane.lock();
             (state.structure, state.orphaned)
         };
         if structure == self.structure && !orphaned {
-            return Ok(());
+            return Ok(false);
         }
         self.structure = structure;
-        let format = rows::format(&["pane_id", "pane_dead", "pane_dead_status"]);
+        let format = rows::format(&["pane_id", "pane_dead", "pane_dead_status", "session_id"]);
         let cmd = Command::new("display-message")
             .flag("-p")
             .target(self.id)
@@ -203,7 +219,7 @@ impl Watch {
             }
             Err(e) => return Err(e.into()),
         };
-        let record = rows::records(&lines, 3)
+        let record = rows::records(&lines, 4)
             .into_iter()
             .next()
             .filter(|r| r[0] == self.id.to_string());
@@ -220,14 +236,20 @@ impl Watch {
                     if r[2].is_empty() { "unknown" } else { &r[2] }
                 ),
             )),
-            Some(_) if orphaned => {
-                // The streaming client went away but the pane lives: stream
-                // it again. Output in between is lost, and the ring says so.
-                self.client = target.hub.streaming(self.session).await?;
-                self.pane = target.hub.panes().watch(self.id, self.session);
-                Ok(())
+            Some(r) => {
+                // The streaming client went away, or the pane moved to
+                // another session (tmux streams a pane only to clients of its
+                // own session): stream it again. Output in between is lost,
+                // and the ring says so.
+                let session = SessionId::parse(r[3].as_bytes()).unwrap_or(self.session);
+                if !orphaned && session == self.session {
+                    return Ok(false);
+                }
+                self.session = session;
+                self.client = target.hub.streaming(session).await?;
+                self.pane = target.hub.panes().watch(self.id, session);
+                Ok(true)
             }
-            Some(_) => Ok(()),
         }
     }
 }

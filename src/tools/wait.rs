@@ -53,16 +53,26 @@ fn lossy(line: &[u8]) -> String {
     String::from_utf8_lossy(line).into_owned()
 }
 
-/// The last lines, at most `TAIL_LINES` and `TAIL_BYTES` (tail kept).
+/// The last lines, at most `TAIL_LINES` and `TAIL_BYTES` (tail kept; a
+/// line longer than what is left keeps its own tail).
 fn bounded_tail(lines: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut bytes = 0;
+    let mut left = TAIL_BYTES;
     for line in lines.iter().rev().take(TAIL_LINES) {
-        if bytes + line.len() > TAIL_BYTES {
+        if left == 0 {
             break;
         }
-        bytes += line.len();
-        out.push(line.clone());
+        if line.len() <= left {
+            left -= line.len();
+            out.push(line.clone());
+        } else {
+            let mut cut = line.len() - left;
+            while !line.is_char_boundary(cut) {
+                cut += 1;
+            }
+            out.push(line[cut..].to_owned());
+            break;
+        }
     }
     out.reverse();
     out
@@ -303,8 +313,11 @@ async fn wait_for_text(
         if !partial.is_empty() {
             batch.push(&partial);
         }
+        // After a structural event: is the pane alive, and still streamed?
+        // (Re-attaching loses the output in between.)
+        let resynced = watch.check_alive(&target).await?;
         let repaint = info.bytes > 0 && (in_alternate || info.redraw);
-        if patterns.judge(&batch).is_none() && (repaint || info.missed) {
+        if patterns.judge(&batch).is_none() && (repaint || info.missed || resynced) {
             // Text painted by cursor moves, or output lost before it was
             // read (a reconnect, an eviction): match the rendered screen,
             // but only rows that were not there when the wait began.
@@ -336,7 +349,6 @@ async fn wait_for_text(
                 alternate,
             ));
         }
-        watch.check_alive(&target).await?;
         let now = Instant::now();
         if now >= deadline {
             let outcome = if alternate {
@@ -566,9 +578,11 @@ async fn run_command(
                 None => output.push(lossy(line)),
             }
         });
-        if status.is_none() && info.missed {
-            // Output was lost before it could be read: the end marker may be
-            // in the gap, but the screen still shows it.
+        let resynced = status.is_none() && watch.check_alive(&target).await?;
+        if status.is_none() && (info.missed || resynced) {
+            // Output was lost before it could be read (an eviction, a
+            // re-attach): the end marker may be in the gap, but the screen
+            // still shows it.
             let (rows, _) = watch.capture(&["-J"]).await?;
             let code = rows
                 .iter()
@@ -580,7 +594,6 @@ async fn run_command(
         if status.is_some() {
             return Ok(finish(status, output));
         }
-        watch.check_alive(&target).await?;
         let now = Instant::now();
         if now >= deadline {
             if running && !view.partial().is_empty() {
@@ -805,6 +818,14 @@ mod tests {
         ] {
             assert!(Cursor::decode(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_long_last_line_keeps_its_tail() {
+        let long = "x".repeat(3000) + "END";
+        let tail = bounded_tail(&["before".to_owned(), long]);
+        assert_eq!(tail.len(), 1);
+        assert!(tail[0].ends_with("END") && tail[0].len() == TAIL_BYTES);
     }
 
     #[test]
