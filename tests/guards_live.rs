@@ -225,3 +225,75 @@ async fn titles_cannot_forge_list_rows() {
     let info = ok(&svc, "get_pane_info", json!({"session_name": "main"})).await;
     assert_eq!(info["pane_id"], pane.as_str());
 }
+
+/// Inputs that used to be taken the wrong way: a name that looks like a
+/// flag, a hook written as an option, `%` in literal text, a huge timeout,
+/// and killing the last pane of the session our client sits in.
+#[tokio::test]
+async fn edge_inputs_are_taken_literally_or_refused() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux
+        .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
+        .trim()
+        .to_owned();
+
+    let window = ok(
+        &svc,
+        "rename_window",
+        json!({"session_name": "main", "new_name": "-x"}),
+    )
+    .await;
+    assert_eq!(window["window_name"], "-x");
+    let session = ok(
+        &svc,
+        "rename_session",
+        json!({"session_name": "main", "new_name": "-y"}),
+    )
+    .await;
+    assert_eq!(session["session_name"], "-y");
+    ok(
+        &svc,
+        "rename_session",
+        json!({"session_name": "-y", "new_name": "main"}),
+    )
+    .await;
+
+    let hook =
+        json!({"option": "after-capture-pane", "value": "run-shell 'sleep 600'", "global_": true});
+    assert!(err(&svc, "set_option", hook).await.contains("is a hook"));
+    assert!(!tmux.cmd(&["show-hooks", "-g"]).contains("sleep 600"));
+
+    let shown = ok(
+        &svc,
+        "display_message",
+        json!({"pane_id": pane, "format_string": "50%d %Y #{pane_id}"}),
+    )
+    .await;
+    assert_eq!(shown, format!("50%d %Y {pane}"));
+
+    // A one-second ceiling keeps the test short.
+    let quick = tmux.service_with(&[("LIBTMUX_MCP_WAIT_MAX_SECONDS", "1")]);
+    let waited = call(
+        &quick,
+        "wait_for_channel",
+        json!({"channel": "never", "timeout": 1e20}),
+    )
+    .await;
+    assert!(waited.is_error, "a timeout at the ceiling, not a panic");
+    assert!(
+        waited.content[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("not signalled")
+    );
+
+    // Our control client sits in the first session; killing that session's
+    // last pane must not leave the next call on a dead client.
+    tmux.cmd(&["new-session", "-d", "-s", "zz"]);
+    ok(&svc, "list_sessions", json!({})).await;
+    ok(&svc, "kill_pane", json!({"pane_id": pane})).await;
+    let sessions = ok(&svc, "list_sessions", json!({})).await;
+    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
+    assert_eq!(sessions[0]["session_name"], "zz");
+}

@@ -273,6 +273,14 @@ impl Reader {
                                     slot.position = slot.sync.and_then(|p| observer.position(p));
                                 }
                             }
+                            Event::SessionChanged { session: now, .. }
+                                if ready.is_none() && *now != session =>
+                            {
+                                // Our session was destroyed and tmux moved us
+                                // into another (detach-on-destroy off): that
+                                // one is the user's, not ours to stay in.
+                                closed.cancel();
+                            }
                             Event::Exit(reason) => {
                                 if let Some(ready) = ready.take() {
                                     let why = reason

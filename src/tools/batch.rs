@@ -121,6 +121,8 @@ async fn call_read_tools_batch(
     }
     let mut results = Vec::new();
     let mut stopped_at = None;
+    let (mut sizes, mut total, mut elided, mut truncated_bytes) =
+        (Vec::new(), 0usize, 0usize, 0usize);
     for (index, op) in args.operations.into_iter().enumerate() {
         if ctx.cancel.is_cancelled() {
             break;
@@ -170,7 +172,24 @@ async fn call_read_tools_batch(
             },
         };
         let failed = !row.success;
+        // The response carries every row twice (structured and text). Rows
+        // are measured once, as they come; past the bound the oldest rows
+        // lose their nested payloads, so memory stays bounded too.
+        let size = 2 * serde_json::to_string(&row).map_or(0, |s| s.len());
+        sizes.push(size);
+        total += size;
         results.push(row);
+        while total > MAX_RESPONSE && elided < results.len() {
+            let r = &mut results[elided];
+            r.content =
+                vec![json!({"type": "text", "text": "[... batch truncated nested content ...]"})];
+            r.structured_content = None;
+            let now = 2 * serde_json::to_string(&*r).map_or(0, |s| s.len());
+            truncated_bytes += sizes[elided].saturating_sub(now) / 2;
+            total = total - sizes[elided] + now;
+            sizes[elided] = now;
+            elided += 1;
+        }
         if failed && args.on_error == OnError::Stop {
             stopped_at = Some(index as i64);
             break;
@@ -178,29 +197,13 @@ async fn call_read_tools_batch(
     }
     let succeeded = results.iter().filter(|r| r.success).count() as i64;
     let failed = results.len() as i64 - succeeded;
-    let mut batch = ToolCallBatchResult {
+    let batch = ToolCallBatchResult {
         results,
         succeeded,
         failed,
         stopped_at,
-        response_truncated: false,
-        response_truncated_bytes: 0,
+        response_truncated: elided > 0,
+        response_truncated_bytes: truncated_bytes as i64,
     };
-    // The response carries the result twice (structured and text): elide
-    // nested payloads from the first row on until it fits.
-    let size = |b: &ToolCallBatchResult| 2 * serde_json::to_string(b).map(|s| s.len()).unwrap_or(0);
-    let before = size(&batch);
-    let mut row = 0;
-    while size(&batch) > MAX_RESPONSE && row < batch.results.len() {
-        let r = &mut batch.results[row];
-        r.content =
-            vec![json!({"type": "text", "text": "[... batch truncated nested content ...]"})];
-        r.structured_content = None;
-        row += 1;
-    }
-    if row > 0 {
-        batch.response_truncated = true;
-        batch.response_truncated_bytes = (before - size(&batch)) as i64 / 2;
-    }
     Ok(batch)
 }

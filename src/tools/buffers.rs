@@ -110,6 +110,10 @@ pub struct BufferRef {
     logical_name: Option<String>,
 }
 
+/// Largest text load_buffer stages (it travels as one control-mode line),
+/// the same bound as paste_text.
+const MAX_CONTENT: usize = 16 << 20;
+
 async fn load_buffer(app: Arc<App>, args: LoadBufferArgs, _: CallContext) -> ToolResult<BufferRef> {
     let logical = match args.logical_name.as_deref() {
         None | Some("") => "buf",
@@ -125,6 +129,12 @@ async fn load_buffer(app: Arc<App>, args: LoadBufferArgs, _: CallContext) -> Too
         return Err(ToolError::invalid(
             "content is empty; tmux keeps no empty buffers",
         ));
+    }
+    if args.content.len() > MAX_CONTENT {
+        return Err(ToolError::invalid(format!(
+            "content is {} bytes; load_buffer accepts at most {MAX_CONTENT}",
+            args.content.len()
+        )));
     }
     if args.content.contains('\0') {
         return Err(ToolError::invalid(
@@ -352,10 +362,12 @@ async fn show_buffer(
     } else {
         text
     };
+    let limit = app.config.limits.tool_result;
+    let cut_bytes = content.len() > limit;
     Ok(BufferContent {
         buffer_name: args.buffer_name,
-        content: backstop(content, app.config.limits.tool_result),
-        content_truncated: cut > 0,
+        content: backstop(content, limit),
+        content_truncated: cut > 0 || cut_bytes,
         content_truncated_lines: cut as i64,
     })
 }

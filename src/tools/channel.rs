@@ -105,7 +105,7 @@ async fn wait_for_channel(
             args.timeout
         )));
     }
-    let timeout = Duration::from_secs_f64(args.timeout).min(app.config.wait_max);
+    let timeout = Duration::from_secs_f64(args.timeout.min(app.config.wait_max.as_secs_f64()));
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let cmd = Command::new("wait-for").flag("--").arg(&channel);
     match target

@@ -221,6 +221,53 @@ fn check_option_name(name: &str) -> ToolResult<()> {
     ))
 }
 
+/// The hooks of tmux 3.2–3.7 (besides every `after-<command>`).
+const HOOKS: &[&str] = &[
+    "alert-activity",
+    "alert-bell",
+    "alert-silence",
+    "client-active",
+    "client-attached",
+    "client-detached",
+    "client-focus-in",
+    "client-focus-out",
+    "client-light-theme",
+    "client-dark-theme",
+    "client-resized",
+    "client-session-changed",
+    "command-error",
+    "pane-died",
+    "pane-exited",
+    "pane-focus-in",
+    "pane-focus-out",
+    "pane-mode-changed",
+    "pane-set-clipboard",
+    "pane-title-changed",
+    "session-closed",
+    "session-created",
+    "session-renamed",
+    "session-window-changed",
+    "window-layout-changed",
+    "window-linked",
+    "window-pane-changed",
+    "window-renamed",
+    "window-resized",
+    "window-unlinked",
+];
+
+/// tmux stores hooks as options, so `set-option` can write one; this
+/// server writes none. A hook outlives the server, and one that runs
+/// `run-shell` in the queue of our own control client would stall it.
+fn refuse_hook(name: &str) -> ToolResult<()> {
+    let (base, _) = split_index(name);
+    if base.starts_with("after-") || HOOKS.contains(&base) {
+        return Err(ToolError::invalid(format!(
+            "'{name}' is a hook; this server reads hooks (show_hooks, show_hook) but does not set them: a hook outlives the server. Put it in your tmux config file."
+        )));
+    }
+    Ok(())
+}
+
 /// `name[N]` → (`name`, Some(Some(N))); `name` → (`name`, Some(None));
 /// a malformed index → (`name`, None).
 fn split_index(name: &str) -> (&str, Option<Option<u32>>) {
@@ -339,6 +386,7 @@ async fn set_option(
     _: CallContext,
 ) -> ToolResult<OptionSetResult> {
     check_option_name(&args.option)?;
+    refuse_hook(&args.option)?;
     no_nul("value", &args.value)?;
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let object = resolve_scope(&target, &args.scope, Scope::Pane).await?;

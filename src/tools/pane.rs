@@ -247,7 +247,8 @@ pub struct KillPaneArgs {
 
 async fn kill_pane(app: Arc<App>, args: KillPaneArgs, _: CallContext) -> ToolResult<String> {
     let target = app.socket(args.sock.socket_name.as_deref())?;
-    if app.config.caller.pane_id.as_deref() == Some(args.pane_id.as_str())
+    let pane = target::pane_id(&args.pane_id)?;
+    if app.config.caller.pane_id.as_deref() == Some(pane.to_string().as_str())
         && app.caller_socket_is(target.hub.socket(), true)
     {
         return Err(ToolError::new(
@@ -255,13 +256,35 @@ async fn kill_pane(app: Arc<App>, args: KillPaneArgs, _: CallContext) -> ToolRes
             "Refusing to kill the pane running this MCP server. Use a manual tmux command if intended.",
         ));
     }
-    let pane = target::pane_id(&args.pane_id)?;
-    // One-shot: the last pane of our control client's session takes the
-    // client with it, and the reply could be lost.
+    // The last pane of a session takes the session, and any control client
+    // of ours attached to it, with it: run the kill in a process of its own
+    // (the client's reply could be lost) and forget that client.
+    let format = rows::format(&["pane_id", "session_id", "session_windows", "window_panes"]);
+    let lines = target
+        .run(
+            Command::new("display-message")
+                .flag("-p")
+                .target(pane)
+                .arg(format),
+        )
+        .await?;
+    let record = rows::records(&lines, 4)
+        .into_iter()
+        .next()
+        .filter(|r| r[0] == pane.to_string());
+    let Some(record) = record else {
+        return Err(target::pane_not_found(&pane.to_string()));
+    };
     target
         .hub
         .run_oneshot(&Command::new("kill-pane").target(pane))
         .await?;
+    if record[2] == "1" && record[3] == "1" {
+        target
+            .hub
+            .session_ended(target::session_id(&record[1])?)
+            .await;
+    }
     Ok(format!("Pane killed: {pane}"))
 }
 
@@ -492,7 +515,10 @@ async fn display_message(
     let pane = target::resolve_pane(&target, &args.pane).await?;
     // display-message does not fail on a missing pane, so the output starts
     // with the pane's own id: empty means there is no such pane.
-    let format = format!("#{{pane_id}}{PANE_MARK}{}", args.format_string);
+    // display-message also runs strftime over the text: `%` is doubled so
+    // that literal text stays literal ('50%d' is not a date).
+    let literal = args.format_string.replace('%', "%%");
+    let format = format!("#{{pane_id}}{PANE_MARK}{literal}");
     let cmd = Command::new("display-message")
         .flag("-p")
         .target(pane)

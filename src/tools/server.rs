@@ -204,7 +204,16 @@ async fn list_servers(
             hub: app.hubs.get(&path),
             spec,
         };
-        servers.push(server_info(&target, true).await?);
+        // One socket that fails (another program's socket, a hung server)
+        // must not hide the others.
+        match server_info(&target, true).await {
+            Ok(info) => servers.push(info),
+            Err(e) => eprintln!(
+                "tmux-mcp: list_servers: skipping {}: {}",
+                path.display(),
+                e.message
+            ),
+        }
     }
     Ok(servers)
 }
@@ -369,6 +378,7 @@ async fn rename_session(
         .run(
             Command::new("rename-session")
                 .target(id)
+                .flag("--")
                 .arg(spawn::literal(&args.new_name)),
         )
         .await?;

@@ -304,6 +304,7 @@ async fn rename_window(
         .run(
             Command::new("rename-window")
                 .target(id)
+                .flag("--")
                 .arg(spawn::literal(&args.new_name)),
         )
         .await?;
