@@ -407,6 +407,8 @@ pub struct PipePaneArgs {
 
 /// Longest output_path accepted (Linux PATH_MAX).
 const MAX_PATH: usize = 4096;
+/// Longest pipe command sent to tmux, escaped (its strftime buffer is 8 KiB).
+const MAX_COMMAND: usize = 8000;
 
 /// Quotes `text` as one POSIX shell word.
 fn shell_quote(text: &str) -> String {
@@ -441,10 +443,16 @@ async fn pipe_pane(app: Arc<App>, args: PipePaneArgs, _: CallContext) -> ToolRes
         }
         Some(path) => {
             let redirect = if args.append { ">>" } else { ">" };
-            Some(pipe_command_literal(&format!(
-                "cat {redirect} {}",
-                shell_quote(path)
-            )))
+            let command = pipe_command_literal(&format!("cat {redirect} {}", shell_quote(path)));
+            // tmux expands the command into a buffer of 8 KiB; a longer one
+            // would come out empty and silently log nothing.
+            if command.len() > MAX_COMMAND {
+                return Err(ToolError::invalid(format!(
+                    "output_path is too long once escaped for the shell and tmux ({} bytes, at most {MAX_COMMAND}); use a shorter path",
+                    command.len()
+                )));
+            }
+            Some(command)
         }
     };
     let target = app.socket(args.sock.socket_name.as_deref())?;
