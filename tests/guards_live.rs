@@ -297,3 +297,20 @@ async fn edge_inputs_are_taken_literally_or_refused() {
     assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
     assert_eq!(sessions[0]["session_name"], "zz");
 }
+
+/// A value holding a newline is one variable, not two.
+#[tokio::test]
+async fn environment_values_with_newlines_stay_whole() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let value = "l1\nBAR=evil \"q\" $x `y` \\z";
+    ok(
+        &svc,
+        "set_environment",
+        json!({"name": "FOO", "value": value}),
+    )
+    .await;
+    let shown = ok(&svc, "show_environment", json!({})).await;
+    assert_eq!(shown["variables"]["FOO"], value);
+    assert!(shown["variables"].get("BAR").is_none(), "a forged variable");
+}

@@ -444,18 +444,57 @@ async fn show_environment(
     _: CallContext,
 ) -> ToolResult<EnvironmentResult> {
     let target = app.socket(args.sock.socket_name.as_deref())?;
-    let cmd = env_scope(&target, &args.session, Command::new("show-environment")).await?;
+    // `-s` prints shell syntax with the value quoted: a value holding a
+    // newline stays one variable (the plain form would split it into two).
+    let cmd = env_scope(
+        &target,
+        &args.session,
+        Command::new("show-environment").flag("-s"),
+    )
+    .await?;
     let lines = target.run(cmd).await?;
+    let text = String::from_utf8_lossy(&lines.join(&b'\n')).into_owned();
+    Ok(EnvironmentResult {
+        variables: parse_shell_environment(&text),
+    })
+}
+
+/// Parses `show-environment -s`: `NAME="value"; export NAME;` per variable
+/// (in the value `\` escapes `$`, `` ` ``, `"` and `\`; newlines are raw),
+/// or `unset NAME;` for one marked removed.
+fn parse_shell_environment(text: &str) -> BTreeMap<String, EnvValue> {
     let mut variables = BTreeMap::new();
-    for line in &lines {
-        let line = String::from_utf8_lossy(line);
-        if let Some((name, value)) = line.split_once('=') {
-            variables.insert(name.to_owned(), EnvValue::Value(value.to_owned()));
-        } else if line.starts_with('-') {
-            variables.insert(line.into_owned(), EnvValue::Removed(true));
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start_matches(['\n', ' ']);
+        if let Some(after) = rest.strip_prefix("unset ") {
+            let end = after.find(';').unwrap_or(after.len());
+            variables.insert(format!("-{}", &after[..end]), EnvValue::Removed(true));
+            rest = after.get(end + 1..).unwrap_or("");
+            continue;
         }
+        let Some(eq) = rest.find("=\"") else { break };
+        let name = &rest[..eq];
+        let mut value = String::new();
+        let mut end = None;
+        let mut chars = rest[eq + 2..].char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => value.extend(chars.next().map(|(_, n)| n)),
+                '"' => {
+                    end = Some(eq + 2 + i + 1);
+                    break;
+                }
+                c => value.push(c),
+            }
+        }
+        let Some(end) = end else { break };
+        variables.insert(name.to_owned(), EnvValue::Value(value));
+        // The rest of that line is `; export NAME;`.
+        rest = &rest[end..];
+        rest = rest.find('\n').map_or("", |i| &rest[i + 1..]);
     }
-    Ok(EnvironmentResult { variables })
+    variables
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -616,6 +655,19 @@ async fn show_hook(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_environment_keeps_multi_line_values_whole() {
+        let text = "FOO=\"l1\nBAR=evil \\\"q\\\" \\$x \\`y\\` \\\\z\"; export FOO;\nunset GONE;\nHOME=\"/root\"; export HOME;";
+        let vars = parse_shell_environment(text);
+        assert_eq!(vars.len(), 3, "{vars:?}");
+        match &vars["FOO"] {
+            EnvValue::Value(v) => assert_eq!(v, "l1\nBAR=evil \"q\" $x `y` \\z"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(vars["-GONE"], EnvValue::Removed(true)));
+        assert!(!vars.contains_key("BAR"));
+    }
 
     #[test]
     fn option_names_are_plain() {
