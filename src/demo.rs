@@ -19,14 +19,34 @@ pub fn run() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let socket = format!("tmuxmcp-demo-{}", std::process::id());
-    let result = runtime.block_on(conversation(&socket));
-    let _ = std::process::Command::new("tmux")
-        .args(["-L", &socket, "kill-server"])
-        .env_remove("TMUX")
-        .stderr(Stdio::null())
-        .status();
-    result
+    let server = PrivateServer(format!("tmuxmcp-demo-{}", std::process::id()));
+    runtime.block_on(conversation(&server.0))
+}
+
+/// The demo's tmux server, killed when dropped: also when the demo fails or
+/// panics (printing to a closed pipe, say `tmux-mcp demo | head`).
+struct PrivateServer(String);
+
+impl Drop for PrivateServer {
+    fn drop(&mut self) {
+        let tmux = |args: &[&str]| {
+            std::process::Command::new("tmux")
+                .args(["-L", &self.0])
+                .args(args)
+                .env_remove("TMUX")
+                .stderr(Stdio::null())
+                .output()
+        };
+        let socket = tmux(&["display-message", "-p", "#{socket_path}"]);
+        let _ = tmux(&["kill-server"]);
+        // tmux 3.3a leaves its socket file behind after kill-server.
+        if let Ok(out) = socket {
+            let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            if !path.is_empty() {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
 }
 
 struct Client {
