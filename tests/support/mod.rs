@@ -116,13 +116,12 @@ impl PrivateTmux {
 
 impl Drop for PrivateTmux {
     fn drop(&mut self) {
-        let socket = self.try_cmd(&["display-message", "-p", "#{socket_path}"]);
         let _ = self.try_cmd(&["kill-server"]);
-        // tmux 3.3a leaves its socket file behind after kill-server.
-        let path = String::from_utf8_lossy(&socket.stdout).trim().to_owned();
-        if !path.is_empty() {
-            let _ = std::fs::remove_file(path);
-        }
+        // tmux 3.3a leaves its socket file behind after kill-server (and a
+        // test may have killed the server already, so the path is computed).
+        let tmpdir = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
+        let dir = tmux_mcp::tmux::socket::socket_dir(std::path::Path::new(&tmpdir));
+        let _ = std::fs::remove_file(dir.join(&self.name));
     }
 }
 
