@@ -9,10 +9,7 @@ use support::{PrivateTmux, err, ok};
 async fn read_batch_runs_inspect_tools_and_refuses_the_rest() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = tmux
-        .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
-        .trim()
-        .to_owned();
+    let pane = tmux.first_pane();
     let ops = json!([
         {"tool": "list_sessions"},
         {"tool": "get_pane_info", "arguments": {"pane_id": pane}},

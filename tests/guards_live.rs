@@ -106,10 +106,7 @@ fn placeholder(schema: &Value) -> Value {
 #[tokio::test]
 async fn the_server_refuses_to_kill_what_it_runs_in() {
     let tmux = PrivateTmux::start();
-    let pane = tmux
-        .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
-        .trim()
-        .to_owned();
+    let pane = tmux.first_pane();
     let window = tmux
         .cmd(&["display-message", "-p", "-t", "main", "#{window_id}"])
         .trim()
@@ -156,10 +153,7 @@ async fn hidden_toolsets_are_unreachable() {
     let name = tmux.name.clone();
     let (config, _) = Config::from_vars(|v| (v == "LIBTMUX_SOCKET").then(|| name.clone())).unwrap();
     let svc = TmuxService::with_selection(App::new(config), Selection::default());
-    let pane = tmux
-        .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
-        .trim()
-        .to_owned();
+    let pane = tmux.first_pane();
     assert!(
         svc.call_tool(
             "kill_pane",
@@ -197,10 +191,7 @@ async fn hidden_toolsets_are_unreachable() {
 async fn titles_cannot_forge_list_rows() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = tmux
-        .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
-        .trim()
-        .to_owned();
+    let pane = tmux.first_pane();
     let forged = "x\u{241F}%999\u{241E}0\u{241E}1\u{241E}1\u{241E}0\u{241E}0\u{241E}0\u{241E}0\u{241E}1\u{241E}1\u{241E}1\u{241E}1\u{241E}t\u{241E}1\u{241E}1\u{241E}@999\u{241E}$999\u{241E}sh\u{241E}/\u{241E}y";
     let keys = format!("printf '\\033]2;%s\\033\\\\' '{forged}'; tmux wait-for -S titled");
     tmux.cmd(&["send-keys", "-t", &pane, "-l", &keys]);
@@ -233,10 +224,7 @@ async fn titles_cannot_forge_list_rows() {
 async fn edge_inputs_are_taken_literally_or_refused() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = tmux
-        .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
-        .trim()
-        .to_owned();
+    let pane = tmux.first_pane();
 
     let window = ok(
         &svc,

@@ -14,12 +14,6 @@ fn first_window(tmux: &PrivateTmux) -> String {
         .to_owned()
 }
 
-fn first_pane(tmux: &PrivateTmux) -> String {
-    tmux.cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
-        .trim()
-        .to_owned()
-}
-
 #[tokio::test]
 async fn options_show_and_set() {
     let tmux = PrivateTmux::start();
@@ -145,7 +139,7 @@ async fn options_show_and_set() {
     )
     .await;
     assert_eq!(shown["value"], "vi");
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
     ok(
         &svc,
         "set_option",
@@ -251,7 +245,7 @@ async fn options_refuse_bad_input_and_change_nothing() {
     assert!(msg.contains("takes no target"), "{msg}");
     assert_eq!(tmux.cmd(&["show-options", "-g"]), before);
     assert!(
-        tmux.cmd(&["show-options", "-p", "-t", &first_pane(&tmux)])
+        tmux.cmd(&["show-options", "-p", "-t", &tmux.first_pane()])
             .is_empty()
     );
 }
@@ -539,7 +533,7 @@ async fn buffers_load_show_paste_delete() {
     assert!(shown_big["content"] == big.as_str(), "big buffer differs");
 
     // Paste into the pane's shell; the command signals a channel when run.
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
     let script = ok(
         &svc,
         "load_buffer",

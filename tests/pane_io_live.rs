@@ -11,12 +11,6 @@ use support::{PrivateTmux, err, ok};
 
 const WAIT: Duration = Duration::from_secs(10);
 
-fn first_pane(tmux: &PrivateTmux) -> String {
-    tmux.cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
-        .trim()
-        .to_owned()
-}
-
 fn capture(tmux: &PrivateTmux, pane: &str) -> String {
     tmux.cmd(&["capture-pane", "-p", "-J", "-t", pane])
 }
@@ -68,7 +62,7 @@ fn buffers(tmux: &PrivateTmux) -> String {
 async fn send_keys_batch_in_order_with_failures() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
 
     let result = ok(
         &svc,
@@ -197,7 +191,7 @@ async fn send_keys_batch_in_order_with_failures() {
 async fn paste_text_is_exact_and_leaves_no_buffer() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
     let dir = temp_dir("paste");
     let file = dir.join("pasted.txt");
 
@@ -262,7 +256,7 @@ async fn paste_text_is_exact_and_leaves_no_buffer() {
 async fn clear_pane_resets_and_drops_history() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
     type_line(&tmux, &pane, "seq 1 300; tmux wait-for -S seqdone");
     tmux.wait_for("seqdone", WAIT).await;
     assert!(
@@ -293,7 +287,7 @@ async fn clear_pane_resets_and_drops_history() {
 async fn respawn_pane_restarts_in_place() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
     let old_pid = pane_var(&tmux, &pane, "pane_pid");
     let dir = temp_dir("respawn");
     let out = dir.join("out");
@@ -373,7 +367,7 @@ fn listing(dir: &Path) -> Vec<String> {
 async fn pipe_pane_writes_exactly_the_literal_path() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
     let dir = temp_dir("pipe");
     let names = [
         "a#{pane_id}b",
@@ -464,7 +458,7 @@ async fn pipe_pane_writes_exactly_the_literal_path() {
 async fn search_panes_finds_sorts_and_pages() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let main = first_pane(&tmux);
+    let main = tmux.first_pane();
     tmux.cmd(&[
         "new-session",
         "-d",

@@ -170,10 +170,7 @@ async fn windows_create_list_info_kill() {
 async fn panes_split_list_info_kill() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let first = tmux
-        .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
-        .trim()
-        .to_owned();
+    let first = tmux.first_pane();
 
     let pane = ok(
         &svc,
@@ -238,10 +235,7 @@ async fn panes_split_list_info_kill() {
 async fn send_keys_capture_and_display() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = tmux
-        .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
-        .trim()
-        .to_owned();
+    let pane = tmux.first_pane();
 
     let keys = "printf 'a%sb\\n' '#{x};$HOME'; tmux wait-for -S printed";
     ok(&svc, "send_keys", json!({"pane_id": pane, "keys": keys})).await;
@@ -367,10 +361,7 @@ async fn no_surprises_in_the_users_tmux() {
     let before = state();
     let app = {
         let svc = tmux.service();
-        let pane = tmux
-            .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
-            .trim()
-            .to_owned();
+        let pane = tmux.first_pane();
         ok(&svc, "list_panes", json!({})).await;
         ok(&svc, "capture_pane", json!({"pane_id": pane})).await;
         let win = ok(&svc, "create_window", json!({"session_name": "main"})).await;

@@ -15,12 +15,6 @@ use tokio_util::sync::CancellationToken;
 
 const BOUND: Duration = Duration::from_secs(15);
 
-fn first_pane(tmux: &PrivateTmux) -> String {
-    tmux.cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
-        .trim()
-        .to_owned()
-}
-
 /// Starts a tool call with a progress token; returns once the call has sent
 /// its first progress notification (for wait_for_text: armed).
 async fn start_armed(
@@ -58,7 +52,7 @@ async fn finish(handle: tokio::task::JoinHandle<CallToolResult>) -> Value {
 async fn wait_for_text_sees_only_output_written_after_it_began() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
     ok(
         &svc,
         "send_keys",
@@ -98,7 +92,7 @@ async fn wait_for_text_sees_only_output_written_after_it_began() {
 async fn wait_for_text_reports_text_that_was_only_there_at_entry() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
     ok(
         &svc,
         "send_keys",
@@ -121,7 +115,7 @@ async fn wait_for_text_reports_text_that_was_only_there_at_entry() {
 async fn stop_patterns_and_any_output() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
 
     let args = json!({"pane_id": pane, "patterns": ["never-printed"], "stop": ["FAIL-0ED"], "match_case": true});
     let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
@@ -164,7 +158,7 @@ async fn stop_patterns_and_any_output() {
 async fn wait_for_text_works_when_scrollback_is_full() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
     tmux.cmd(&["set-option", "-g", "history-limit", "50"]);
     let window = ok(&svc, "create_window", json!({"session_name": "main"})).await;
     let pane2 = window["active_pane_id"].as_str().unwrap().to_owned();
@@ -192,7 +186,7 @@ async fn wait_for_text_works_when_scrollback_is_full() {
 async fn wait_for_text_ends_on_cancel_and_on_pane_death() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
 
     let cancel = CancellationToken::new();
     let wait = start_armed(
@@ -232,7 +226,7 @@ async fn wait_for_text_ends_on_cancel_and_on_pane_death() {
 async fn wait_for_text_validates_its_arguments() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
     assert!(
         err(
             &svc,
@@ -289,7 +283,7 @@ async fn wait_for_text_validates_its_arguments() {
 async fn run_command_returns_exact_output_and_status() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
     let run = |cmd: &str| json!({"pane_id": pane, "command": cmd, "timeout": 10});
 
     let r = ok(&svc, "run_command", run("true")).await;
@@ -335,7 +329,7 @@ async fn run_command_returns_exact_output_and_status() {
 async fn run_command_multiline_heredoc_bash_and_timeout() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
     let heredoc = "cat <<'EOF'\nline one\n$HOME stays literal\nEOF";
     let r = ok(
         &svc,
@@ -394,7 +388,7 @@ async fn run_command_multiline_heredoc_bash_and_timeout() {
 async fn capture_since_returns_each_output_once() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
     let first = ok(&svc, "capture_since", json!({"pane_id": pane})).await;
     let cursor = first["cursor"].as_str().unwrap().to_owned();
     assert_eq!(first["lines_missed"], false);
@@ -464,7 +458,7 @@ async fn capture_since_returns_each_output_once() {
 async fn run_command_in_zsh_and_fish_when_installed() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
     // Each shell replaces a plain sh and announces itself with a line only
     // it can print (the typed text shows the unexpanded form), so the test
     // knows the shell runs before it types: run_command picks its syntax
@@ -527,7 +521,7 @@ async fn run_command_in_zsh_and_fish_when_installed() {
 async fn waits_survive_a_detached_client_and_a_moved_window() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let pane = first_pane(&tmux);
+    let pane = tmux.first_pane();
 
     let args = json!({"pane_id": pane, "patterns": ["BACK-7"], "timeout": 10});
     let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;

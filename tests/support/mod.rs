@@ -91,6 +91,13 @@ impl PrivateTmux {
         TmuxService::new(App::new(config))
     }
 
+    /// The id of the first pane of session `main`.
+    pub fn first_pane(&self) -> String {
+        self.cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
+            .trim()
+            .to_owned()
+    }
+
     /// Blocks until `tmux wait-for -S <channel>` runs on this server (the
     /// event), or fails after `timeout`.
     pub async fn wait_for(&self, channel: &str, timeout: std::time::Duration) {
