@@ -135,3 +135,41 @@ fn the_tool_list_stays_small() {
     assert_eq!(service().tools().len(), 54);
     assert!(bytes < 50_000, "tools/list is {bytes} bytes");
 }
+
+/// Every argument of every reference tool exists in our schema, and a
+/// default the reference documents (not null) is advertised with the same
+/// value. The table is derived from the reference's own tool table by
+/// `scripts/reference-args.py`, not from our output.
+#[test]
+fn reference_defaults_are_advertised() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/protocol/reference-args.json");
+    let table: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let tools = service().tools();
+    let reference = table["tools"].as_object().expect("tools");
+    assert_eq!(reference.len(), 54, "the table lists every a22 tool");
+    let mut wrong = Vec::new();
+    for (name, args) in reference {
+        let Some(tool) = tools.iter().find(|t| t["name"] == name.as_str()) else {
+            wrong.push(format!("{name}: no such tool"));
+            continue;
+        };
+        let properties = &tool["inputSchema"]["properties"];
+        for (arg, default) in args.as_object().expect("arguments") {
+            let Some(property) = properties.get(arg) else {
+                wrong.push(format!("{name}.{arg}: missing"));
+                continue;
+            };
+            let same = match (default, property.get("default")) {
+                (Value::Null, _) => true,
+                (Value::Number(a), Some(Value::Number(b))) => a.as_f64() == b.as_f64(),
+                (expected, found) => Some(expected) == found,
+            };
+            if !same {
+                wrong.push(format!(
+                    "{name}.{arg}: default {default}, schema {property}"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

@@ -39,7 +39,9 @@ pub struct ToolCallOperation {
     arguments: Map<String, Value>,
 }
 
-#[derive(Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+/// What a batch does after a failed row (shared by both batch tools).
+/// Serialize lets the schema advertise the default, as the reference does.
+#[derive(Debug, Default, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum OnError {
     #[default]

@@ -8,6 +8,7 @@ use regex::{Regex, RegexBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::batch::OnError;
 use super::pane::{self, Typing};
 use super::rows;
 use super::server::Sock;
@@ -100,14 +101,6 @@ pub struct SendKeysOperation {
     /// Prefix a space to keep the line out of shell history.
     #[serde(default)]
     suppress_history: bool,
-}
-
-#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum OnError {
-    #[default]
-    Stop,
-    Continue,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
