@@ -82,6 +82,19 @@ pub struct ToolCallBatchResult {
     pub response_truncated_bytes: i64,
 }
 
+/// A nested result's content without the text that repeats its
+/// structured content (every text block of a success with structured
+/// content is its mirror) or its error: the row says each thing once.
+fn unrepeated(content: Vec<Value>, mirrored: bool, error: Option<&str>) -> Vec<Value> {
+    content
+        .into_iter()
+        .filter(|block| {
+            let text = block.get("type") == Some(&json!("text"));
+            !(text && (mirrored || block["text"].as_str() == error))
+        })
+        .collect()
+}
+
 /// Why a tool cannot run in a read batch, if it cannot.
 fn refusal(app: &App, tool: &str) -> Option<String> {
     if tool == NAME {
@@ -155,23 +168,30 @@ async fn call_read_tools_batch(
                 meta: None,
                 elapsed_seconds: started.elapsed().as_secs_f64(),
             },
-            Ok(result) => ToolCallOperationResult {
-                index: index as i64,
-                tool: op.tool,
-                success: !result.is_error,
-                error: result.is_error.then(|| {
+            Ok(result) => {
+                let error = result.is_error.then(|| {
                     result
                         .content
                         .first()
                         .and_then(|c| c["text"].as_str())
                         .unwrap_or_default()
                         .to_owned()
-                }),
-                content: result.content,
-                structured_content: result.structured_content,
-                meta: result.meta,
-                elapsed_seconds: started.elapsed().as_secs_f64(),
-            },
+                });
+                ToolCallOperationResult {
+                    index: index as i64,
+                    tool: op.tool,
+                    success: !result.is_error,
+                    content: unrepeated(
+                        result.content,
+                        result.structured_content.is_some(),
+                        error.as_deref(),
+                    ),
+                    error,
+                    structured_content: result.structured_content,
+                    meta: result.meta,
+                    elapsed_seconds: started.elapsed().as_secs_f64(),
+                }
+            }
         };
         let failed = !row.success;
         // The response carries every row twice (structured and text). Rows
