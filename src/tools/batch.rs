@@ -23,7 +23,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         NAME,
         "Call Read Tools Batch",
-        "Call several inspect tools serially, one result row each (socket_name goes in each operation's arguments). Tools that change state or wait are refused per row.",
+        "Run inspect tools in order, one result row each (socket_name goes in each operation's arguments); tools that change state or wait are refused.",
         READ,
         call_read_tools_batch,
     ));
@@ -32,9 +32,9 @@ pub fn register(tools: &mut Vec<ToolDef>) {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolCallOperation {
-    /// Name of the tool to call.
+    // Name of the tool to call.
     tool: String,
-    /// Its arguments.
+    // Its arguments.
     #[serde(default)]
     arguments: Map<String, Value>,
 }
@@ -51,9 +51,9 @@ pub enum OnError {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct BatchArgs {
-    /// The calls, run in order.
+    /// At most 1000, run in order.
     operations: Vec<ToolCallOperation>,
-    /// 'stop' after the first failed row, or 'continue'.
+    /// Stop at the first failed row, or continue.
     #[serde(default)]
     on_error: OnError,
 }

@@ -26,21 +26,21 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "wait_for_text",
         "Wait For Text",
-        "Wait for NEW output matching patterns (literal, case-insensitive unless regex/match_case), or a stop marker such as 'error:', or the timeout; patterns=null waits for any output. Event-driven; interval is ignored.",
+        "Wait for NEW output matching patterns, or a stop pattern, or the timeout.",
         READ,
         wait_for_text,
     ));
     tools.push(ToolDef::new(
         "run_command",
         "Run Command",
-        "Run a shell command in a pane at a shell prompt (bash, sh, zsh, fish), wait, and return its exit status and its own output. Runs in a subshell. On timeout it keeps running (timed_out).",
+        "Run a command in a subshell at a pane's shell prompt (bash, sh, zsh, fish), wait, and return its exit status and own output. On timeout it keeps running (timed_out).",
         INPUT,
         run_command,
     ));
     tools.push(ToolDef::new(
         "capture_since",
         "Capture Since",
-        "Incremental read: without cursor, the screen and a cursor; with the previous cursor, exactly the lines printed since (never twice). lines_missed says output was lost.",
+        "Incremental read: without cursor, the screen and a cursor; with it, exactly the lines printed since. lines_missed says output was lost.",
         READ,
         capture_since,
     ));
@@ -91,13 +91,13 @@ fn seconds(value: f64, name: &str) -> ToolResult<Duration> {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForTextArgs {
-    /// Success patterns; null: any new output.
+    /// Literal, case-insensitive unless regex/match_case; null: any new output.
     #[serde(default)]
     patterns: Option<Vec<String>>,
-    /// Failure patterns: a hit ends the wait (outcome 'stopped').
+    /// Failure patterns (e.g. 'error:'): a hit ends the wait as 'stopped'.
     #[serde(default)]
     stop: Option<Vec<String>>,
-    /// Treat patterns and stop as regular expressions.
+    /// patterns and stop are regular expressions.
     #[serde(default)]
     regex: bool,
     #[serde(flatten)]
@@ -105,10 +105,10 @@ pub struct WaitForTextArgs {
     /// Seconds to wait (capped by the server).
     #[serde(default = "default_wait_timeout")]
     timeout: f64,
-    /// Ignored (nothing polls); kept for compatibility.
+    /// Ignored (event-driven).
     #[serde(default = "default_interval")]
     interval: f64,
-    /// Match case (default: case-insensitive).
+    // Match case (default: case-insensitive).
     #[serde(default)]
     match_case: bool,
     #[serde(flatten)]
@@ -614,7 +614,7 @@ async fn run_command(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct CaptureSinceArgs {
-    /// The cursor returned by the previous call; omit on the first call.
+    /// From the previous call; omit at first.
     #[serde(default)]
     cursor: Option<String>,
     #[serde(flatten)]
@@ -622,7 +622,7 @@ pub struct CaptureSinceArgs {
     /// Keep the last N lines; null: all.
     #[serde(default = "default_since_lines")]
     max_lines: Option<i64>,
-    /// Keep at most this many bytes of lines (the last ones); null for no limit.
+    /// Keep the last lines within N bytes; null: no limit.
     #[serde(default = "default_since_bytes")]
     max_bytes: Option<i64>,
     #[serde(flatten)]
