@@ -153,9 +153,11 @@ def model_text(result: dict) -> str:
 class Session:
     """One server, its tmux server, and the bytes of each task."""
 
-    def __init__(self, label: str, command: str, logdir: str):
+    def __init__(self, label: str, command: str, logdir: str, toolsets: str | None):
         words = shlex.split(command)
         env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        if toolsets:
+            env["LIBTMUX_TOOLSETS"] = toolsets
         while words and "=" in words[0] and not words[0].startswith("/"):
             key, value = words.pop(0).split("=", 1)
             env[key] = value
@@ -236,6 +238,8 @@ def table(labels: list[str], rows: list[tuple[str, list[int]]]) -> str:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--server", action="append", required=True, metavar="LABEL=COMMAND")
+    parser.add_argument("--toolsets", help="LIBTMUX_TOOLSETS for every server "
+                        "(e.g. inspect,manage,execute,teardown); default: the servers' own")
     args = parser.parse_args()
     if len(args.server) < 2:
         parser.error("give at least two --server LABEL=COMMAND")
@@ -245,7 +249,7 @@ def main():
     try:
         for spec in args.server:
             label, command = spec.split("=", 1)
-            session = Session(label, command, logdir)
+            session = Session(label, command, logdir, args.toolsets)
             sessions.append(session)
             session.handshake()
             session.work()
