@@ -800,3 +800,39 @@ impl Service for TmuxService {
         Box::pin(resources::complete(self.app.clone(), request))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The catalog leaves these arguments undescribed because the
+    /// instructions explain them: each must be named there.
+    #[test]
+    fn shared_args_are_explained_in_the_instructions() {
+        for name in SHARED_ARGS {
+            assert!(INSTRUCTIONS.contains(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn an_object_or_json_string_is_offered_as_the_object() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": { "env": { "anyOf": [
+                { "type": "object", "additionalProperties": { "type": "string" } },
+                { "type": "string" },
+            ] } },
+            "additionalProperties": false,
+        });
+        compact(&mut schema, false);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": { "env": {
+                    "type": "object", "additionalProperties": { "type": "string" },
+                } },
+            })
+        );
+    }
+}
