@@ -286,6 +286,41 @@ async fn read_errors_map_to_their_codes() {
 }
 
 #[tokio::test]
+async fn a_2026_read_answers_not_found_as_invalid_params_and_is_cacheable() {
+    let mut client = Client::start(ALL);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let r = client
+        .request(
+            1,
+            "resources/read",
+            json!({ "uri": "fake://ok", "_meta": meta }),
+        )
+        .await;
+    assert_eq!(r["result"]["contents"][0]["text"], "hello");
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert_eq!(r["result"]["ttlMs"], 0);
+    let (code, message) = client
+        .error(
+            "resources/read",
+            json!({ "uri": "fake://nope", "_meta": meta }),
+        )
+        .await;
+    assert_eq!(code, -32602, "2026-07-28 has no -32002: {message}");
+    let r = client
+        .request(
+            2,
+            "prompts/get",
+            json!({ "name": "greet", "arguments": { "who": "x" }, "_meta": meta }),
+        )
+        .await;
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert!(r["result"].get("ttlMs").is_none(), "{r}");
+}
+
+#[tokio::test]
 async fn a_slow_read_runs_apart_and_can_be_cancelled() {
     let (mut client, _) = Client::started(ALL).await;
     client

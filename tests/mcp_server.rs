@@ -344,25 +344,170 @@ async fn requests_before_initialize_fail_then_initialize_works() {
     assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 6);
 }
 
+// ---- the 2026-07-28 era ---------------------------------------------------
+
+const MODERN: &str = "2026-07-28";
+
+/// The `_meta` of a 2026-07-28 request, plus `extra` members.
+fn modern_meta(extra: Value) -> Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    meta.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    meta
+}
+
+fn modern_params(params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = modern_meta(json!({}));
+    params
+}
+
 #[tokio::test]
-async fn server_discover_is_method_not_found_and_initialize_follows() {
+async fn server_discover_answers_without_initialize() {
     let mut c = Client::start();
-    let meta = json!({ "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } });
     let r = c
-        .request("discover-1", "server/discover", meta.clone())
+        .request("d", "server/discover", modern_params(json!({})))
         .await;
-    assert_eq!(error_code(&r), -32601);
+    let result = &r["result"];
+    assert_eq!(
+        result["supportedVersions"],
+        json!([
+            MODERN,
+            "2025-11-25",
+            "2025-06-18",
+            "2025-03-26",
+            "2024-11-05"
+        ])
+    );
+    assert_eq!(
+        result["capabilities"]["tools"],
+        json!({ "listChanged": false })
+    );
+    assert_eq!(result["instructions"], "Use the fake tools.");
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["ttlMs"], 0);
+    assert_eq!(result["cacheScope"], "public");
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"],
+        json!({ "name": "fake", "version": "9.9.9" })
+    );
+}
+
+#[tokio::test]
+async fn modern_requests_are_served_beside_a_legacy_session() {
+    let mut c = Client::start();
+    // Before any initialize: served, with the revision's fields.
+    let r = c.request(1, "tools/list", modern_params(json!({}))).await;
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 6);
+    assert_eq!(r["result"]["resultType"], "complete");
+    let args = modern_params(json!({ "name": "echo", "arguments": { "a": 1 } }));
+    let r = c.request(2, "tools/call", args).await;
+    assert_eq!(r["result"]["structuredContent"]["echo"], json!({ "a": 1 }));
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert!(r["result"].get("ttlMs").is_none(), "{r}");
+    // The legacy session is still uninitialized, then works as before.
+    let r = c.request(3, "tools/list", json!({})).await;
+    assert_eq!(error_code(&r), -32600);
     let r = c
-        .request(
-            "after-probe",
-            "initialize",
-            init_params(json!("2025-11-25")),
-        )
+        .request(4, "initialize", init_params(json!("2025-11-25")))
         .await;
     assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
-    // Still an error after initialize.
-    let r = c.request(3, "server/discover", meta).await;
-    assert_eq!(error_code(&r), -32601);
+    let r = c.request(5, "tools/list", json!({})).await;
+    assert!(r["result"].get("resultType").is_none(), "{r}");
+    let r = c.request(6, "tools/list", modern_params(json!({}))).await;
+    assert_eq!(r["result"]["resultType"], "complete");
+}
+
+#[tokio::test]
+async fn modern_meta_is_checked() {
+    let mut c = Client::start();
+    let pv = "io.modelcontextprotocol/protocolVersion";
+    let caps = "io.modelcontextprotocol/clientCapabilities";
+    let r = c.request(1, "server/discover", json!({})).await;
+    assert_eq!(error_code(&r), -32602, "no _meta at all: {r}");
+    let r = c
+        .request(2, "server/discover", json!({ "_meta": { caps: {} } }))
+        .await;
+    assert_eq!(error_code(&r), -32602, "no version: {r}");
+    let r = c
+        .request(3, "tools/list", json!({ "_meta": { pv: MODERN } }))
+        .await;
+    assert_eq!(error_code(&r), -32602, "no client capabilities: {r}");
+    let meta = json!({ pv: "1900-01-01", caps: {} });
+    let r = c.request(4, "tools/list", json!({ "_meta": meta })).await;
+    assert_eq!(error_code(&r), -32022);
+    assert_eq!(r["error"]["data"]["requested"], "1900-01-01");
+    assert_eq!(r["error"]["data"]["supported"][0], MODERN);
+    let meta = modern_meta(json!({ "io.modelcontextprotocol/logLevel": "loud" }));
+    let r = c.request(5, "tools/list", json!({ "_meta": meta })).await;
+    assert_eq!(error_code(&r), -32602, "bad log level: {r}");
+}
+
+#[tokio::test]
+async fn methods_removed_in_2026_are_method_not_found() {
+    let mut c = Client::start();
+    for method in [
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "subscriptions/listen",
+    ] {
+        let r = c.request(method, method, modern_params(json!({}))).await;
+        assert_eq!(error_code(&r), -32601, "{method}: {r}");
+    }
+    // A plain ping still works: the legacy era is untouched.
+    c.assert_quiet().await;
+}
+
+#[tokio::test]
+async fn modern_logging_follows_the_request_log_level() {
+    let mut c = Client::started().await;
+    // A session level does not apply to a modern request, which set none.
+    let r = c
+        .request(1, "logging/setLevel", json!({ "level": "debug" }))
+        .await;
+    assert_eq!(r["result"], json!({}));
+    let r = c
+        .request(2, "tools/call", modern_params(json!({ "name": "log" })))
+        .await;
+    assert_eq!(
+        r["result"]["resultType"], "complete",
+        "no message first: {r}"
+    );
+    let mut params = json!({ "name": "log" });
+    params["_meta"] = modern_meta(json!({ "io.modelcontextprotocol/logLevel": "error" }));
+    c.send_request(3, "tools/call", params).await;
+    let m = c.recv().await;
+    assert_eq!(m["method"], "notifications/message");
+    assert_eq!(m["params"]["level"], "error");
+    assert_eq!(c.recv().await["id"], 3);
+}
+
+#[tokio::test]
+async fn modern_progress_and_cancel_work_as_in_the_legacy_era() {
+    let mut c = Client::start();
+    let mut params = json!({ "name": "slow", "arguments": { "steps": 1 } });
+    params["_meta"] = modern_meta(json!({ "progressToken": "p" }));
+    c.send_request(1, "tools/call", params).await;
+    let m = c.recv().await;
+    assert_eq!(m["params"]["progressToken"], "p");
+    assert_eq!(c.recv().await["result"]["resultType"], "complete");
+    c.send_request(2, "tools/call", modern_params(json!({ "name": "slow" })))
+        .await;
+    assert_eq!(c.note().await, "slow started");
+    c.send(
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": { "requestId": 2 } }),
+    )
+    .await;
+    assert_eq!(c.note().await, "slow cancelled");
+    c.assert_quiet().await;
 }
 
 // ---- ids and framing ----------------------------------------------------

@@ -52,6 +52,11 @@ use super::{
     BoxFuture, CallContext, CallToolResult, CompletionRef, CompletionRequest, Implementation,
     LogLevel, Logger, Outbox, Progress, RequestGate, Service, ServiceError,
 };
+use modern::Era;
+
+mod modern;
+
+pub use modern::MODERN_VERSION;
 
 /// `-32002`: the resource-not-found code of the legacy revisions.
 pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
@@ -59,8 +64,9 @@ pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
 /// At most this many values in one `completion/complete` answer (the spec's cap).
 pub const MAX_COMPLETIONS: usize = 100;
 
-/// The protocol revisions served, newest first. All four start with the
-/// `initialize` handshake ("legacy" era); see `protocol/mcp.md`.
+/// The `initialize` revisions served, newest first ("legacy" era); the
+/// stateless [`MODERN_VERSION`] is served beside them (see `modern.rs` and
+/// `protocol/mcp.md`).
 pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The answer to a client that offers a revision we do not serve.
@@ -356,17 +362,13 @@ impl Server {
         method: &str,
         params: Option<Value>,
     ) -> Result<Option<Value>, RpcError> {
+        let era = Era::of(method, params.as_ref(), &*self.service)?;
+        if let Era::Modern(_) = era {
+            return self.handle_modern(id, method, params, era);
+        }
         match method {
             "ping" => Ok(Some(json!({}))),
             "initialize" => self.initialize(params).map(Some),
-            // The 2026-07-28 (stateless) probe. Answering it successfully
-            // would switch probing clients to an era we do not serve; an
-            // immediate error makes them fall back to `initialize`.
-            "server/discover" => Err(RpcError::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                "Method not found: server/discover (this server speaks the initialize handshake, \
-                 revisions 2024-11-05 to 2025-11-25)",
-            )),
             "tools/list"
             | "tools/call"
             | "logging/setLevel"
@@ -384,9 +386,9 @@ impl Server {
                 ))
             }
             "tools/list" => self.list_tools(params).map(Some),
-            "tools/call" => self.call_tool(id, params).map(|()| None),
+            "tools/call" => self.call_tool(id, params, &Era::Legacy).map(|()| None),
             "logging/setLevel" => self.set_level(params).map(Some),
-            _ => self.handle_feature(id, method, params),
+            _ => self.handle_feature(id, method, params, &Era::Legacy),
         }
     }
 
@@ -397,6 +399,7 @@ impl Server {
         id: Id,
         method: &str,
         params: Option<Value>,
+        era: &Era,
     ) -> Result<Option<Value>, RpcError> {
         let features = self.service.features();
         match method {
@@ -418,6 +421,7 @@ impl Server {
                         .map(|contents| json!({ "contents": contents }))
                         .map_err(rpc_error)
                 });
+                let future = era.wrap("resources/read", future);
                 self.spawn_request(id, "resources/read".into(), future)
                     .map(|()| None)
             }
@@ -455,6 +459,7 @@ impl Server {
                     completion["values"] = json!(values);
                     Ok(json!({ "completion": completion }))
                 });
+                let future = era.wrap("completion/complete", future);
                 self.spawn_request(id, "completion/complete".into(), future)
                     .map(|()| None)
             }
@@ -522,7 +527,7 @@ impl Server {
         Ok(json!({}))
     }
 
-    fn call_tool(&mut self, id: Id, params: Option<Value>) -> Result<(), RpcError> {
+    fn call_tool(&mut self, id: Id, params: Option<Value>, era: &Era) -> Result<(), RpcError> {
         let params: CallToolParams = jsonrpc::parse_params(params)?;
         let arguments = match params.arguments {
             None | Some(Value::Null) => Value::Object(Map::new()),
@@ -547,14 +552,18 @@ impl Server {
         let ctx = CallContext {
             cancel: cancel.clone(),
             progress: Progress::new(token, self.outbox.clone(), gate.clone()),
-            log: self.logger.clone(),
+            log: era.logger(
+                &self.logger,
+                &self.outbox,
+                &self.service.implementation().name,
+            ),
         };
         let service = &self.service;
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
             service.call_tool(&params.name, arguments, ctx)
         }));
         let future = match started {
-            Ok(Some(future)) => wrap_call(future),
+            Ok(Some(future)) => era.wrap("tools/call", wrap_call(future)),
             Ok(None) => {
                 return Err(RpcError::invalid_params(format!(
                     "Unknown tool: {}",
