@@ -93,7 +93,14 @@ async fn templates_are_the_references() {
             ),
         ]
     );
-    assert!(service.resources().is_empty());
+    // Besides the templates, the one URI without a variable is listed (so
+    // clients that browse resources show something), and it reads.
+    let listed = service.resources();
+    let uris: Vec<&str> = listed.iter().filter_map(|r| r["uri"].as_str()).collect();
+    assert_eq!(uris, ["tmux://sessions"]);
+    assert_eq!(listed[0]["mimeType"], json);
+    let sessions = read_json(&service, uris[0]).await;
+    assert_eq!(sessions[0]["session_name"], "main");
     let features = service.features();
     assert!(features.resources && features.prompts && features.completions);
 }

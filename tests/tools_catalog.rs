@@ -124,6 +124,38 @@ fn toolsets_shape_the_list() {
     assert!(empty.tools().is_empty());
 }
 
+#[test]
+fn a_hidden_tool_names_its_toolset_and_the_setting_that_serves_it() {
+    use tmux_mcp::tools::toolsets::Selection;
+    let (config, _) = Config::from_vars(|_| None).expect("default config");
+    let default = TmuxService::with_selection(App::new(config), Selection::default());
+    let message = default.unknown_tool("kill_pane");
+    assert!(message.starts_with("Unknown tool: kill_pane"), "{message}");
+    assert!(message.contains("teardown toolset"), "{message}");
+    assert!(
+        message.contains("LIBTMUX_TOOLSETS=inspect,manage,execute,teardown"),
+        "{message}"
+    );
+    assert!(message.contains("LIBTMUX_TOOLS=kill_pane"), "{message}");
+    assert!(
+        default
+            .unknown_tool("list_prompts")
+            .contains("LIBTMUX_MCP_PROMPTS_AS_TOOLS=1")
+    );
+    assert_eq!(default.unknown_tool("no_such"), "Unknown tool: no_such");
+    assert_eq!(default.hidden_because("list_panes"), None, "served");
+
+    let (config, _) = Config::from_vars(|_| None).expect("default config");
+    let mut selection = Selection::default();
+    selection.exclude.insert("send_keys".into());
+    let excluding = TmuxService::with_selection(App::new(config), selection);
+    assert!(
+        excluding
+            .unknown_tool("send_keys")
+            .contains("LIBTMUX_EXCLUDE_TOOLS")
+    );
+}
+
 /// The whole catalog is what an agent pays before doing anything: with
 /// every toolset on, `tools/list` stays under 50 KB (the reference's is
 /// about 150 KB), and what a model reads of it (name, description and

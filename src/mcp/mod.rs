@@ -52,6 +52,12 @@ pub trait Service: Send + Sync + 'static {
         ctx: CallContext,
     ) -> Option<BoxFuture<'static, CallToolResult>>;
 
+    /// The `-32602` message for a `tools/call` of a name [`Service::call_tool`]
+    /// does not serve. A service that hides tools says here how to show them.
+    fn unknown_tool(&self, name: &str) -> String {
+        format!("Unknown tool: {name}")
+    }
+
     /// The optional features served; each one is declared in `initialize`
     /// and its methods answer only if it is on (else `-32601`).
     fn features(&self) -> Features {

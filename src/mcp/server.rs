@@ -565,10 +565,9 @@ impl Server {
         let future = match started {
             Ok(Some(future)) => era.wrap("tools/call", wrap_call(future)),
             Ok(None) => {
-                return Err(RpcError::invalid_params(format!(
-                    "Unknown tool: {}",
-                    params.name
-                )));
+                return Err(RpcError::invalid_params(
+                    self.service.unknown_tool(&params.name),
+                ));
             }
             Err(panic) => {
                 return Err(internal_error(format!(

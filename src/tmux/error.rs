@@ -41,7 +41,13 @@ impl fmt::Display for TmuxError {
             TmuxError::Overflow => {
                 f.write_str("the tmux reply was larger than the configured bound")
             }
-            TmuxError::Io(msg) => write!(f, "could not run tmux: {msg}"),
+            // Most often a GUI client started us with a PATH that lacks
+            // tmux (Homebrew's /opt/homebrew/bin on macOS).
+            TmuxError::Io(msg) => write!(
+                f,
+                "could not run tmux: {msg} (if tmux is installed, set LIBTMUX_TMUX_BIN to its \
+                 full path in the MCP client's env for this server; `command -v tmux` prints it)"
+            ),
             TmuxError::Cancelled => f.write_str("the request was cancelled"),
         }
     }
@@ -52,5 +58,20 @@ impl std::error::Error for TmuxError {}
 impl From<UnsendableArg> for TmuxError {
     fn from(e: UnsendableArg) -> Self {
         TmuxError::Unsendable(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tmux_that_cannot_start_names_the_variable_that_fixes_it() {
+        let text = TmuxError::Io("tmux: No such file or directory".into()).to_string();
+        assert!(
+            text.starts_with("could not run tmux: tmux: No such file"),
+            "{text}"
+        );
+        assert!(text.contains("LIBTMUX_TMUX_BIN"), "{text}");
     }
 }

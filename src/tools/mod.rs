@@ -720,6 +720,38 @@ impl TmuxService {
         }
     }
 
+    /// Why a tool of the catalog is not served, and the setting that would
+    /// serve it; `None` for a served tool or a name we never had.
+    pub fn hidden_because(&self, name: &str) -> Option<String> {
+        if self.tools.iter().any(|t| t.name == name) {
+            return None;
+        }
+        if self.selection.exclude.contains(name) {
+            return Some(format!(
+                "hidden by LIBTMUX_EXCLUDE_TOOLS; remove {name} from it to serve it"
+            ));
+        }
+        if !self.app.config.prompts_as_tools && prompts::TOOL_NAMES.contains(&name) {
+            return Some("served only with LIBTMUX_MCP_PROMPTS_AS_TOOLS=1".into());
+        }
+        let set = toolsets::toolset_of(name)?;
+        let mut enabled: Vec<&str> = self.selection.toolsets.iter().map(|t| t.name()).collect();
+        enabled.push(set.name());
+        Some(format!(
+            "it is in the {set} toolset, which this server does not expose; set \
+             LIBTMUX_TOOLSETS={} (or LIBTMUX_TOOLS={name} for this tool alone) in the server's env",
+            enabled.join(",")
+        ))
+    }
+
+    /// The tools served, each with its toolset, in catalog order.
+    pub fn served(&self) -> Vec<(&'static str, Option<Toolset>)> {
+        self.tools
+            .iter()
+            .map(|t| (t.name, toolsets::toolset_of(t.name)))
+            .collect()
+    }
+
     /// Detaches from every tmux server (see [`App::shutdown`]).
     pub async fn shutdown(&self) {
         self.app.shutdown().await;
@@ -772,6 +804,13 @@ impl Service for TmuxService {
         Some(tool.call(self.app.clone(), arguments, ctx))
     }
 
+    fn unknown_tool(&self, name: &str) -> String {
+        match self.hidden_because(name) {
+            Some(reason) => format!("Unknown tool: {name} ({reason})"),
+            None => format!("Unknown tool: {name}"),
+        }
+    }
+
     fn features(&self) -> Features {
         Features {
             resources: true,
@@ -782,6 +821,10 @@ impl Service for TmuxService {
 
     fn resource_templates(&self) -> Vec<Value> {
         resources::templates()
+    }
+
+    fn resources(&self) -> Vec<Value> {
+        resources::concrete()
     }
 
     fn read_resource(&self, uri: &str) -> BoxFuture<'static, Result<Vec<Value>, ServiceError>> {

@@ -88,6 +88,20 @@ pub fn templates() -> Vec<Value> {
         .collect()
 }
 
+/// The `resources/list` entries: the one template without a required
+/// variable, as a concrete URI (the configured server's sessions), so
+/// clients that browse resources (Inspector, fastmcp) see something to read.
+pub fn concrete() -> Vec<Value> {
+    let (_, _, title, mime, description) = TEMPLATES[0];
+    vec![json!({
+        "uri": "tmux://sessions",
+        "name": "sessions",
+        "title": title,
+        "description": format!("{description} Add ?socket_name=NAME for another server."),
+        "mimeType": mime,
+    })]
+}
+
 /// What a URI names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resource {
@@ -314,6 +328,16 @@ mod tests {
 
     fn resource(uri: &str) -> Option<Resource> {
         parse(uri).map(|p| p.resource)
+    }
+
+    #[test]
+    fn every_listed_resource_is_readable_by_a_template() {
+        let listed = concrete();
+        assert!(!listed.is_empty());
+        for entry in listed {
+            let uri = entry["uri"].as_str().unwrap();
+            assert_eq!(resource(uri), Some(Resource::Sessions), "{uri}");
+        }
     }
 
     #[test]
