@@ -19,11 +19,14 @@
 //!   bounded) and the line view (escapes stripped, `\r` applied) waiters match.
 //! - [`tools`]: the tool table (one file per group) that drives both
 //!   `tools/list` and `tools/call`, plus the result models.
-//! - [`demo`]: the README's first command: a private tmux server driven by
-//!   the real server over stdio, each call and result printed.
+//! - [`cli`]: the command line (`serve`, `call`, `tools`, `doctor`, `demo`);
+//!   [`doctor`] checks an environment, [`demo`] drives the real server over
+//!   stdio on a private tmux server and narrates each step.
 
+pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod doctor;
 pub mod mcp;
 pub mod panes;
 pub mod tmux;

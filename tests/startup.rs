@@ -88,7 +88,7 @@ fn help_and_version() {
         .arg("--help")
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("usage:"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Usage: tmux-mcp"));
     let out = Command::new(env!("CARGO_BIN_EXE_tmux-mcp"))
         .arg("--bogus")
         .output()

@@ -1,0 +1,211 @@
+//! The command line: `tmux-mcp [serve | call | tools | doctor | demo]`.
+//!
+//! Parsing is clap's; every command reads the same environment (the
+//! reference's variable names, listed in `--help`) through [`Config`] and
+//! [`Selection`], so `call` and `tools` show exactly what the server serves.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::mcp::{self, CallContext, Service};
+use crate::tools::toolsets::{Selection, toolset_of};
+use crate::tools::{App, TmuxService, tool_names};
+
+/// Every environment variable tmux-mcp reads, for `--help`
+/// (`tests/cli.rs` checks the list against the source).
+const ENVIRONMENT: &str = "\
+Environment (the names of libtmux-mcp, so settings carry over):
+  LIBTMUX_SOCKET                 tmux -L socket name used when a call names none
+  LIBTMUX_SOCKET_PATH            tmux -S socket path; wins over every socket_name
+  LIBTMUX_TMUX_BIN               the tmux binary (default: tmux on PATH); set it to
+                                 the full path when a GUI client's PATH lacks tmux
+  TMUX_TMPDIR                    where tmux keeps its sockets (default /tmp)
+  TMUX, TMUX_PANE                set by tmux inside a pane: the default server is
+                                 then that one, and the caller's pane is marked
+                                 is_caller and guarded (some clients drop them)
+  LIBTMUX_TOOLSETS               toolsets served (default inspect,manage,execute;
+                                 add teardown for kill_*, clear_pane, delete_buffer)
+  LIBTMUX_TOOLS                  extra tools served whatever their toolset
+  LIBTMUX_EXCLUDE_TOOLS          tools never served
+  LIBTMUX_SAFETY                 deprecated: readonly | destructive, mapped to toolsets
+  LIBTMUX_MCP_PROMPTS_AS_TOOLS   1: also serve the prompts as list_prompts/get_prompt
+  LIBTMUX_MCP_WAIT_MAX_SECONDS   ceiling of every wait (1-120, default 30)
+  LIBTMUX_SUPPRESS_HISTORY       0: run_command's commands enter shell history
+  FASTMCP_LOG_LEVEL              WARNING or above: no audit line per call on stderr
+  HOME                           the start directory of spawned shells when none is given
+  PATH                           where tmux is looked up when LIBTMUX_TMUX_BIN is unset
+
+Logs go to stderr; stdout carries only MCP messages (or a command's output).";
+
+#[derive(Parser)]
+#[command(
+    name = "tmux-mcp",
+    version,
+    about = "An MCP server that drives tmux through control mode.",
+    long_about = "An MCP server that drives tmux through control mode.\n\n\
+                  Without a command it serves MCP (JSON-RPC 2.0, every revision from \
+                  2024-11-05 to 2026-07-28) on stdin/stdout, which is how MCP clients start it.",
+    after_help = ENVIRONMENT
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP on stdin/stdout (what happens without a command)
+    Serve,
+    /// Call one tool against the configured tmux and print the result's text
+    /// (exit status 1 when the result is an error)
+    Call {
+        /// The tool's name, as `tmux-mcp tools` lists it
+        tool: String,
+        /// The arguments, one JSON object
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
+    /// List every tool with its toolset and whether this environment serves it
+    Tools,
+    /// Check tmux, the socket, the toolsets and what the MCP client passed us
+    Doctor,
+    /// Drive this server through a short narrated session on a private tmux
+    Demo {
+        /// Print the raw JSON-RPC exchange instead of the narration
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => report(serve()),
+        Command::Call { tool, arguments } => call(&tool, &arguments),
+        Command::Tools => report(tools()),
+        Command::Doctor => crate::doctor::run(),
+        Command::Demo { json } => report(crate::demo::run(json)),
+    }
+}
+
+fn report(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tmux-mcp: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The configuration and tool selection of this environment; warnings go
+/// to stderr.
+pub fn settings() -> anyhow::Result<(Config, Selection)> {
+    let (config, mut warnings) = Config::from_env()?;
+    let names = tool_names(config.prompts_as_tools);
+    let selection = Selection::from_vars(|n| std::env::var(n).ok(), &names, &mut warnings)?;
+    for warning in warnings {
+        eprintln!("tmux-mcp: warning: {warning}");
+    }
+    Ok((config, selection))
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+fn serve() -> anyhow::Result<()> {
+    let (config, selection) = settings()?;
+    runtime()?.block_on(async move {
+        let max_line = config.limits.stdin_line;
+        let app = App::new(config);
+        let service = Arc::new(TmuxService::with_selection(app.clone(), selection));
+        let result = mcp::serve(tokio::io::stdin(), tokio::io::stdout(), service, max_line).await;
+        app.shutdown().await;
+        result
+    })
+}
+
+fn call(tool: &str, arguments: &str) -> ExitCode {
+    let arguments: Value = match serde_json::from_str(arguments) {
+        Ok(value @ Value::Object(_)) => value,
+        Ok(_) | Err(_) => {
+            eprintln!("tmux-mcp: the arguments must be one JSON object, such as '{{}}'");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = settings().and_then(|(mut config, selection)| {
+        // The result is printed; a second line per call on stderr is noise.
+        config.audit = false;
+        runtime()?.block_on(async move {
+            let app = App::new(config);
+            let service = TmuxService::with_selection(app.clone(), selection);
+            let started = service.call_tool(tool, arguments, CallContext::detached());
+            let result = match started {
+                Some(future) => Ok(future.await),
+                None => Err(service.unknown_tool(tool)),
+            };
+            app.shutdown().await;
+            Ok(result)
+        })
+    });
+    match outcome {
+        Ok(Ok(result)) => {
+            let texts: Vec<&str> = result
+                .content
+                .iter()
+                .filter_map(|block| block.get("text").and_then(Value::as_str))
+                .collect();
+            match (&result.structured_content, texts.is_empty()) {
+                // An empty list has no content block: show the value itself.
+                (Some(value), true) => {
+                    println!("{}", value.get("result").unwrap_or(value));
+                }
+                _ => texts.iter().for_each(|text| println!("{text}")),
+            }
+            if result.is_error {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Ok(Err(unknown)) => {
+            eprintln!("tmux-mcp: {unknown}");
+            ExitCode::FAILURE
+        }
+        Err(e) => report(Err(e)),
+    }
+}
+
+fn tools() -> anyhow::Result<()> {
+    let (config, selection) = settings()?;
+    let every = TmuxService::new(App::new(config.clone())).tools();
+    let served = TmuxService::with_selection(App::new(config), selection.clone());
+    let mut on = 0;
+    for tool in &every {
+        let name = tool["name"].as_str().unwrap_or_default();
+        let set = toolset_of(name).map_or("-", |t| t.name());
+        let state = if served.hidden_because(name).is_none() {
+            on += 1;
+            "on "
+        } else {
+            "off"
+        };
+        let title = tool["title"].as_str().unwrap_or_default();
+        println!("{name:<24} {set:<9} {state}  {title}");
+    }
+    println!(
+        "\n{on} of {} tools served (toolsets: {}). LIBTMUX_TOOLSETS, LIBTMUX_TOOLS and \
+         LIBTMUX_EXCLUDE_TOOLS choose them; see tmux-mcp --help.",
+        every.len(),
+        selection.describe()
+    );
+    Ok(())
+}

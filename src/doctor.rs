@@ -1,0 +1,238 @@
+//! `tmux-mcp doctor`: whether this environment can work, and the fix for
+//! each set-up mistake MCP clients are known to cause.
+//!
+//! Each check prints one line, `ok`, `note` or `FAIL`, with what it saw;
+//! the exit status is 1 if any check failed (then no tool call can work).
+//! tmux is run with argv only (`-V`, `-S <path> list-sessions`), never
+//! through a shell.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use crate::config::Config;
+use crate::tools::toolsets::{Selection, Toolset};
+use crate::tools::{App, TmuxService};
+
+/// Where tmux usually lives when a GUI client's PATH does not reach it.
+const USUAL_PLACES: [&str; 4] = [
+    "/opt/homebrew/bin/tmux",
+    "/usr/local/bin/tmux",
+    "/usr/bin/tmux",
+    "/run/current-system/sw/bin/tmux",
+];
+
+#[derive(Default)]
+struct Report {
+    failed: bool,
+}
+
+impl Report {
+    fn ok(&mut self, what: &str, detail: impl AsRef<str>) {
+        println!("ok    {what}: {}", detail.as_ref());
+    }
+
+    fn note(&mut self, what: &str, detail: impl AsRef<str>) {
+        println!("note  {what}: {}", detail.as_ref());
+    }
+
+    fn fail(&mut self, what: &str, detail: impl AsRef<str>) {
+        self.failed = true;
+        println!("FAIL  {what}: {}", detail.as_ref());
+    }
+}
+
+pub fn run() -> ExitCode {
+    let mut report = Report::default();
+    println!("tmux-mcp {} doctor", env!("CARGO_PKG_VERSION"));
+    let (config, selection) = match crate::cli::settings() {
+        Ok(settings) => settings,
+        Err(e) => {
+            report.fail("settings", format!("{e:#}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let tmux = check_tmux(&mut report, &config);
+    if let Some(tmux) = &tmux {
+        check_socket(&mut report, &config, tmux);
+    }
+    check_toolsets(&mut report, &config, &selection);
+    check_caller(&mut report);
+    if report.failed {
+        println!("\nSome checks failed: tool calls cannot work until they pass.");
+        ExitCode::FAILURE
+    } else {
+        println!("\nReady: an MCP client that starts `tmux-mcp` with this environment can work.");
+        ExitCode::SUCCESS
+    }
+}
+
+/// The tmux binary and its version; `None` if it cannot run.
+fn check_tmux(report: &mut Report, config: &Config) -> Option<PathBuf> {
+    let configured = &config.tmux_bin;
+    let found = if configured.components().count() > 1 {
+        Some(configured.clone())
+    } else {
+        on_path(configured)
+    };
+    let source = if std::env::var_os("LIBTMUX_TMUX_BIN").is_some() {
+        "LIBTMUX_TMUX_BIN"
+    } else {
+        "PATH"
+    };
+    let Some(path) = found else {
+        let elsewhere = USUAL_PLACES.iter().find(|p| Path::new(p).exists());
+        let hint = match elsewhere {
+            Some(place) => format!("it is at {place}: set LIBTMUX_TMUX_BIN={place}"),
+            None => "install tmux, or set LIBTMUX_TMUX_BIN to its full path".into(),
+        };
+        report.fail(
+            "tmux",
+            format!("{} is not on this PATH; {hint}", configured.display()),
+        );
+        return None;
+    };
+    match Command::new(&path).arg("-V").output() {
+        Ok(out) if out.status.success() => {
+            let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            report.ok(
+                "tmux",
+                format!("{} ({version}, from {source})", path.display()),
+            );
+            if source == "PATH" && !path.starts_with("/usr/bin") && !path.starts_with("/bin") {
+                report.note(
+                    "tmux",
+                    format!(
+                        "GUI clients (Claude Desktop on macOS) start servers with a shorter PATH; \
+                         if calls fail with \"could not run tmux\", set LIBTMUX_TMUX_BIN={}",
+                        path.display()
+                    ),
+                );
+            }
+            Some(path)
+        }
+        Ok(out) => {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            report.fail(
+                "tmux",
+                format!("{} -V failed: {}", path.display(), stderr.trim()),
+            );
+            None
+        }
+        Err(e) => {
+            report.fail(
+                "tmux",
+                format!(
+                    "could not run {}: {e}; set LIBTMUX_TMUX_BIN to tmux's full path",
+                    path.display()
+                ),
+            );
+            None
+        }
+    }
+}
+
+fn on_path(name: &Path) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The socket calls use by default, and whether a server answers there.
+fn check_socket(report: &mut Report, config: &Config, tmux: &Path) {
+    let app = App::new(config.clone());
+    let Ok(target) = app.socket(None) else {
+        report.fail("socket", "the configured socket is invalid");
+        return;
+    };
+    let socket = target.hub.socket().to_path_buf();
+    let chosen_by = if config.forced_socket_path.is_some() {
+        "LIBTMUX_SOCKET_PATH"
+    } else if std::env::var_os("LIBTMUX_SOCKET").is_some() {
+        "LIBTMUX_SOCKET"
+    } else if config.caller.socket_path.is_some() {
+        "$TMUX: the server this process runs inside"
+    } else {
+        "tmux's default"
+    };
+    report.ok("socket", format!("{} ({chosen_by})", socket.display()));
+    let listed = Command::new(tmux)
+        .arg("-S")
+        .arg(&socket)
+        .args(["list-sessions", "-F", "#{session_name}"])
+        .env_remove("TMUX")
+        .output();
+    match listed {
+        Ok(out) if out.status.success() => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let names: Vec<&str> = text.lines().collect();
+            let shown: Vec<&str> = names.iter().take(5).copied().collect();
+            let more = names.len().saturating_sub(shown.len());
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            report.ok(
+                "server",
+                format!(
+                    "answers, {} session(s): {}{more}",
+                    names.len(),
+                    shown.join(", ")
+                ),
+            );
+        }
+        _ => report.note(
+            "server",
+            "no tmux server answers there yet; create_session starts one",
+        ),
+    }
+}
+
+fn check_toolsets(report: &mut Report, config: &Config, selection: &Selection) {
+    let served = TmuxService::with_selection(App::new(config.clone()), selection.clone());
+    let count = served.served().len();
+    report.ok(
+        "toolsets",
+        format!("{} ({count} tools)", selection.describe()),
+    );
+    if !selection.toolsets.contains(&Toolset::Teardown) {
+        report.note(
+            "toolsets",
+            "teardown (kill_*, clear_pane, delete_buffer) is off; \
+             LIBTMUX_TOOLSETS=inspect,manage,execute,teardown serves it",
+        );
+    }
+}
+
+/// `TMUX`/`TMUX_PANE`: some clients pass only a fixed list of variables.
+fn check_caller(report: &mut Report) {
+    let tmux = std::env::var("TMUX").ok().filter(|v| !v.is_empty());
+    let pane = std::env::var("TMUX_PANE").ok().filter(|v| !v.is_empty());
+    match (tmux, pane) {
+        (Some(tmux), Some(pane)) => report.ok(
+            "caller",
+            format!(
+                "inside tmux: TMUX={tmux}, TMUX_PANE={pane}; calls default to that server \
+                 and pane {pane} is marked is_caller and guarded"
+            ),
+        ),
+        (Some(_), None) => report.note(
+            "caller",
+            "TMUX arrived but TMUX_PANE did not: the caller's own pane is not guarded; \
+             pass TMUX_PANE too (Codex CLI: env_vars = [\"TMUX\", \"TMUX_PANE\", \"TMUX_TMPDIR\"])",
+        ),
+        (None, _) => report.note(
+            "caller",
+            "TMUX and TMUX_PANE are not set: right outside tmux. If the MCP client runs \
+             inside tmux, it did not pass them (Codex CLI needs env_vars = [\"TMUX\", \
+             \"TMUX_PANE\", \"TMUX_TMPDIR\"]; see docs/clients.md)",
+        ),
+    }
+}
