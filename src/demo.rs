@@ -1,44 +1,85 @@
-//! `tmux-mcp demo`: the server's main job, end to end, on a private tmux.
+//! `tmux-mcp demo`: the server's job, end to end, on a private tmux server.
 //!
 //! Starts a tmux server of its own (`tmux -L tmuxmcp-demo-<pid> -f
 //! /dev/null`), runs this very binary as an MCP server over stdio pointed at
-//! it, and walks through a short agent-like conversation: handshake, tool
-//! list, create a session, split it, type a command, wait for it, read the
-//! screen. Each request and result is printed. The tmux server is killed at
-//! the end whatever happens; the user's own tmux is never touched.
+//! it, with the user's own toolset settings, and walks through what an agent
+//! does: handshake, tool list, a session and a split, a command with its
+//! output and exit status, a wait woken by output, the screen, the layout.
+//! Each step is one narrated line with its figure; `--json` prints the raw
+//! JSON-RPC lines instead. The tmux server is killed at the end whatever
+//! happens; the user's own tmux is never touched.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-pub fn run(_json: bool) -> anyhow::Result<()> {
+/// The tools the conversation calls; all in the default toolsets.
+const NEEDED: [&str; 8] = [
+    "create_session",
+    "split_window",
+    "run_command",
+    "send_keys",
+    "wait_for_text",
+    "snapshot_pane",
+    "list_panes",
+    "display_message",
+];
+
+pub fn run(json: bool) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let server = PrivateServer(format!("tmuxmcp-demo-{}", std::process::id()));
-    runtime.block_on(conversation(&server.0))
+    let mut server = PrivateServer::new(format!("tmuxmcp-demo-{}", std::process::id()));
+    let stats = runtime.block_on(conversation(&server.name, json))?;
+    let cleaned = server.kill();
+    if !json {
+        stats.summarize(&server.name, &cleaned);
+    }
+    Ok(())
 }
 
 /// The demo's tmux server, killed when dropped: also when the demo fails or
 /// panics (printing to a closed pipe, say `tmux-mcp demo | head`).
-struct PrivateServer(String);
+struct PrivateServer {
+    name: String,
+    killed: bool,
+}
 
-impl Drop for PrivateServer {
-    fn drop(&mut self) {
-        let tmux = |args: &[&str]| {
-            std::process::Command::new("tmux")
-                .args(["-L", &self.0])
-                .args(args)
-                .env_remove("TMUX")
-                .stderr(Stdio::null())
-                .output()
-        };
-        let socket = tmux(&["display-message", "-p", "#{socket_path}"]);
-        let _ = tmux(&["kill-server"]);
+impl PrivateServer {
+    fn new(name: String) -> Self {
+        PrivateServer {
+            name,
+            killed: false,
+        }
+    }
+
+    fn tmux(&self, args: &[&str]) -> std::io::Result<std::process::Output> {
+        std::process::Command::new("tmux")
+            .args(["-L", &self.name])
+            .args(args)
+            .env_remove("TMUX")
+            .stderr(Stdio::null())
+            .output()
+    }
+
+    /// Kills the server and removes its socket; returns the sessions it had.
+    fn kill(&mut self) -> Vec<String> {
+        self.killed = true;
+        let sessions = self
+            .tmux(&["list-sessions", "-F", "#{session_name}"])
+            .map(|out| {
+                String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let socket = self.tmux(&["display-message", "-p", "#{socket_path}"]);
+        let _ = self.tmux(&["kill-server"]);
         // tmux 3.3a leaves its socket file behind after kill-server.
         if let Ok(out) = socket {
             let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
@@ -46,7 +87,57 @@ impl Drop for PrivateServer {
                 let _ = std::fs::remove_file(path);
             }
         }
+        sessions
     }
+}
+
+impl Drop for PrivateServer {
+    fn drop(&mut self) {
+        if !self.killed {
+            self.kill();
+        }
+    }
+}
+
+/// What the closing summary reports.
+#[derive(Default)]
+struct Stats {
+    /// Round trip of every request, in order.
+    round_trips: Vec<(String, Duration)>,
+    server_exit: String,
+}
+
+impl Stats {
+    fn summarize(&self, socket: &str, sessions: &[String]) {
+        let mut times: Vec<Duration> = self.round_trips.iter().map(|(_, d)| *d).collect();
+        times.sort();
+        let median = times.get(times.len() / 2).copied().unwrap_or_default();
+        let (slowest, slowest_took) = self
+            .round_trips
+            .iter()
+            .max_by_key(|(_, d)| *d)
+            .cloned()
+            .unwrap_or_default();
+        println!(
+            "\n{} requests, median round trip {}; the slowest, {slowest} ({}), was waiting for the command's sleep.",
+            self.round_trips.len(),
+            ms(median),
+            ms(slowest_took)
+        );
+        println!(
+            "Cleaned up: the MCP server {} when its stdin closed; the private tmux server \
+             (tmux -L {socket}, sessions {}) is killed and its socket removed.",
+            self.server_exit,
+            sessions.join(", ")
+        );
+        println!(
+            "Next: `tmux-mcp demo --json` shows the raw exchange; docs/clients.md connects your client."
+        );
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
 
 struct Client {
@@ -54,17 +145,26 @@ struct Client {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
+    json: bool,
+    stats: Stats,
 }
 
 impl Client {
-    async fn request(&mut self, method: &str, params: Value) -> anyhow::Result<(Value, Duration)> {
+    async fn send_line(&mut self, line: String) -> anyhow::Result<()> {
+        if self.json {
+            println!("> {line}");
+        }
+        self.stdin.write_all(format!("{line}\n").as_bytes()).await?;
+        Ok(self.stdin.flush().await?)
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
         self.next_id += 1;
         let id = self.next_id;
         let line =
             json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
         let start = Instant::now();
-        self.stdin.write_all(format!("{line}\n").as_bytes()).await?;
-        self.stdin.flush().await?;
+        self.send_line(line).await?;
         loop {
             let mut reply = String::new();
             let read =
@@ -73,53 +173,46 @@ impl Client {
             if read.context("the server did not answer in 20 s")?? == 0 {
                 bail!("the server closed stdout");
             }
+            if self.json {
+                print!("< {reply}");
+            }
             let message: Value = serde_json::from_str(&reply)?;
             if message["id"] == json!(id) {
+                let label = params["name"].as_str().unwrap_or(method).to_owned();
+                self.stats.round_trips.push((label, start.elapsed()));
                 if let Some(error) = message.get("error") {
                     bail!("{method} failed: {error}");
                 }
-                return Ok((message["result"].clone(), start.elapsed()));
+                return Ok(message["result"].clone());
             }
         }
     }
 
-    /// Calls a tool, prints the call and its result, returns the result value.
-    async fn call(&mut self, tool: &str, args: Value) -> anyhow::Result<Value> {
-        println!("\n> {tool} {args}");
-        let (result, took) = self
+    /// Calls a tool; returns its value (`structuredContent`, unwrapped from
+    /// `{"result": …}`) and its round trip. An `isError` result ends the demo.
+    async fn call(&mut self, tool: &str, args: Value) -> anyhow::Result<(Value, Duration)> {
+        let result = self
             .request("tools/call", json!({ "name": tool, "arguments": args }))
             .await?;
-        let value = result["structuredContent"]
-            .get("result")
-            .cloned()
-            .unwrap_or(result["structuredContent"].clone());
-        let shown = match &value {
-            Value::String(text) => text.clone(),
-            other => serde_json::to_string_pretty(other)?,
-        };
-        let marker = if result["isError"] == json!(true) {
-            "! error"
-        } else {
-            "<"
-        };
-        println!(
-            "{marker} ({:.2} ms)\n{}",
-            took.as_secs_f64() * 1000.0,
-            indent(&shown)
-        );
+        let took = self.stats.round_trips.last().map(|(_, d)| *d);
         if result["isError"] == json!(true) {
             bail!("{tool} returned an error: {}", result["content"][0]["text"]);
         }
-        Ok(value)
+        let structured = &result["structuredContent"];
+        let value = match structured.get("result") {
+            Some(inner) if structured.as_object().is_some_and(|o| o.len() == 1) => inner.clone(),
+            _ => structured.clone(),
+        };
+        Ok((value, took.unwrap_or_default()))
     }
-}
 
-fn indent(text: &str) -> String {
-    text.lines()
-        .take(40)
-        .map(|l| format!("  {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    /// One narrated step: number, what was done, what came back, how long.
+    fn step(&self, what: &str, detail: &str, took: Duration) {
+        if !self.json {
+            let n = self.stats.round_trips.len();
+            println!("{n:>2}. {what:<16} {detail}  [{}]", ms(took));
+        }
+    }
 }
 
 async fn tmux(socket: &str, args: &[&str]) -> anyhow::Result<()> {
@@ -135,7 +228,8 @@ async fn tmux(socket: &str, args: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn conversation(socket: &str) -> anyhow::Result<()> {
+/// The private server, and this binary serving MCP against it.
+async fn start(socket: &str) -> anyhow::Result<Child> {
     tmux(
         socket,
         &["new-session", "-d", "-s", "demo", "-x", "120", "-y", "30"],
@@ -148,125 +242,203 @@ async fn conversation(socket: &str) -> anyhow::Result<()> {
         &["set-option", "-g", "default-command", "env PS1='$ ' sh"],
     )
     .await?;
-    println!("private tmux server: tmux -L {socket}");
-
     let exe = std::env::current_exe()?;
-    let mut child = Command::new(exe)
+    Ok(Command::new(exe)
+        .arg("serve")
         .env("LIBTMUX_SOCKET", socket)
-        // All four toolsets: the demo ends by killing the session it made.
-        .env("LIBTMUX_TOOLSETS", "inspect,manage,execute,teardown")
+        .env_remove("LIBTMUX_SOCKET_PATH")
         .env_remove("TMUX")
         .env_remove("TMUX_PANE")
+        .env("FASTMCP_LOG_LEVEL", "WARNING")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)
-        .spawn()?;
-    let stdin = child.stdin.take().expect("piped");
-    let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        .spawn()?)
+}
+
+async fn conversation(socket: &str, json: bool) -> anyhow::Result<Stats> {
+    let mut child = start(socket).await?;
+    let stdin = child.stdin.take().context("piped stdin")?;
+    let stdout = BufReader::new(child.stdout.take().context("piped stdout")?);
     let mut client = Client {
         child,
         stdin,
         stdout,
         next_id: 0,
+        json,
+        stats: Stats::default(),
     };
+    if !json {
+        println!(
+            "tmux-mcp demo: this binary serves MCP over stdio to a scripted client, on a private \
+             tmux server (tmux -L {socket}); your own tmux is not touched.\n"
+        );
+    }
+    handshake(&mut client).await?;
+    let (first, second) = layout(&mut client).await?;
+    commands(&mut client, &first).await?;
+    screen(&mut client, &first, &second).await?;
 
+    drop(client.stdin);
+    let status = tokio::time::timeout(Duration::from_secs(5), client.child.wait()).await??;
+    if !status.success() {
+        bail!("the server did not exit cleanly ({status})");
+    }
+    client.stats.server_exit = format!("exited with status {}", status.code().unwrap_or(0));
+    Ok(client.stats)
+}
+
+async fn handshake(client: &mut Client) -> anyhow::Result<()> {
     let init = json!({
         "protocolVersion": "2025-11-25",
         "capabilities": {},
         "clientInfo": { "name": "tmux-mcp-demo", "version": env!("CARGO_PKG_VERSION") },
     });
-    let (result, took) = client.request("initialize", init).await?;
-    println!(
-        "> initialize\n< {} {} ({:.2} ms)",
-        result["serverInfo"]["name"],
-        result["protocolVersion"],
-        took.as_secs_f64() * 1000.0
+    let result = client.request("initialize", init).await?;
+    let took = client.stats.round_trips[0].1;
+    let info = &result["serverInfo"];
+    let detail = format!(
+        "{} {} answers, protocol {}",
+        info["title"]
+            .as_str()
+            .or(info["name"].as_str())
+            .unwrap_or("?"),
+        info["version"].as_str().unwrap_or("?"),
+        result["protocolVersion"].as_str().unwrap_or("?")
     );
-    client
-        .stdin
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
-        .await?;
-    let (tools, took) = client.request("tools/list", json!({})).await?;
+    client.step("initialize", &detail, took);
+    let line = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    client.send_line(line.into()).await?;
+
+    let tools = client.request("tools/list", json!({})).await?;
+    let took = client.stats.round_trips[1].1;
     let names: Vec<&str> = tools["tools"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|t| t["name"].as_str())
         .collect();
-    println!(
-        "> tools/list\n< {} tools ({:.2} ms): {}",
-        names.len(),
-        took.as_secs_f64() * 1000.0,
-        names.join(", ")
-    );
+    let missing: Vec<&str> = NEEDED.into_iter().filter(|n| !names.contains(n)).collect();
+    if !missing.is_empty() {
+        bail!(
+            "the demo calls {}, which your LIBTMUX_TOOLSETS / LIBTMUX_TOOLS / LIBTMUX_EXCLUDE_TOOLS hide",
+            missing.join(", ")
+        );
+    }
+    let sets = std::env::var("LIBTMUX_TOOLSETS")
+        .map(|s| format!("LIBTMUX_TOOLSETS={s}"))
+        .unwrap_or_else(|_| "the default toolsets inspect, manage, execute".into());
+    let detail = format!("{} tools, from {sets}", names.len());
+    client.step("tools/list", &detail, took);
+    Ok(())
+}
 
-    client.call("list_sessions", json!({})).await?;
-    let session = client
-        .call(
-            "create_session",
-            json!({ "session_name": "agent", "x": 100, "y": 25 }),
-        )
-        .await?;
-    let pane = session["active_pane_id"]
+/// A session and a split; returns the two pane ids.
+async fn layout(client: &mut Client) -> anyhow::Result<(String, String)> {
+    let args = json!({ "session_name": "agent", "x": 100, "y": 25 });
+    let (session, took) = client.call("create_session", args).await?;
+    let first = session["active_pane_id"]
         .as_str()
         .context("active_pane_id")?
         .to_owned();
-    client
-        .call(
-            "split_window",
-            json!({ "pane_id": pane, "direction": "right" }),
-        )
-        .await?;
-    // A command the agent types: exact output and exit status, no polling.
-    let run = client
-        .call(
-            "run_command",
-            json!({ "pane_id": pane, "command": "printf 'hello from %s\\n' tmux-mcp; exit 3", "timeout": 10 }),
-        )
-        .await?;
+    let detail = format!("session agent (100x25) with pane {first}");
+    client.step("create_session", &detail, took);
+
+    let args = json!({ "pane_id": first, "direction": "right" });
+    let (pane, took) = client.call("split_window", args).await?;
+    let second = pane["pane_id"].as_str().context("pane_id")?.to_owned();
+    client.step(
+        "split_window",
+        &format!("pane {second} to the right of {first}"),
+        took,
+    );
+    Ok((first, second))
+}
+
+/// A command the agent runs, then output it did not author.
+async fn commands(client: &mut Client, pane: &str) -> anyhow::Result<()> {
+    let command = "printf 'hello from %s\\n' tmux-mcp; exit 3";
+    let args = json!({ "pane_id": pane, "command": command, "timeout": 10 });
+    let (run, took) = client.call("run_command", args).await?;
     if run["output"] != json!(["hello from tmux-mcp"]) || run["exit_status"] != json!(3) {
-        bail!("run_command did not return the command's own output and status");
+        bail!("run_command did not return the command's own output and status: {run}");
     }
-    // Output the agent did not author: the wait is armed at once and woken
-    // by the pane's output the moment READY-42 is printed.
-    let keys = "sleep 1; echo READY-$((40+2))";
-    client
-        .call("send_keys", json!({ "pane_id": pane, "keys": keys }))
-        .await?;
-    let waited = client
-        .call(
-            "wait_for_text",
-            json!({ "pane_id": pane, "patterns": ["READY-42"], "timeout": 10 }),
-        )
-        .await?;
+    let detail = format!("`{command}` printed \"hello from tmux-mcp\", exit status 3");
+    client.step("run_command", &detail, took);
+
+    // The command stamps the line it prints, so the wait's answer can be
+    // timed against the moment the pane printed it.
+    let keys = "sleep 1; echo READY-$((40+2)) $(date +%s%N)";
+    let args = json!({ "pane_id": pane, "keys": keys });
+    let (_, took) = client.call("send_keys", args).await?;
+    client.step(
+        "send_keys",
+        &format!("typed `{keys}`; nothing waits on it yet"),
+        took,
+    );
+
+    let args = json!({ "pane_id": pane, "patterns": ["READY-42"], "timeout": 10 });
+    let (waited, took) = client.call("wait_for_text", args).await?;
+    let answered = SystemTime::now();
     if waited["found"] != json!(true) {
-        bail!("wait_for_text did not see READY-42");
+        bail!("wait_for_text did not see READY-42: {waited}");
     }
-    let screen = client
-        .call("snapshot_pane", json!({ "pane_id": pane, "max_lines": 8 }))
-        .await?;
-    if !screen["content"]
-        .as_str()
-        .unwrap_or_default()
-        .contains("READY-42")
-    {
-        bail!("the pane does not show the command's output");
-    }
-    client
+    let line = waited["matched_lines"][0].as_str().unwrap_or_default();
+    let detail = match printed_at(line) {
+        Some(printed) => {
+            let lag = answered.duration_since(printed).unwrap_or_default();
+            format!(
+                "woken by the output: answered {} after the pane printed READY-42",
+                ms(lag)
+            )
+        }
+        None => format!("woken by the output: {line}"),
+    };
+    client.step("wait_for_text", &detail, took);
+    Ok(())
+}
+
+/// The `date +%s%N` stamp at the end of `READY-42 <nanoseconds>`.
+fn printed_at(line: &str) -> Option<SystemTime> {
+    let nanos: u64 = line.split_whitespace().last()?.parse().ok()?;
+    Some(UNIX_EPOCH + Duration::from_nanos(nanos))
+}
+
+async fn screen(client: &mut Client, first: &str, second: &str) -> anyhow::Result<()> {
+    let args = json!({ "pane_id": first, "max_lines": 8 });
+    let (snapshot, took) = client.call("snapshot_pane", args).await?;
+    let content = snapshot["content"].as_str().unwrap_or_default();
+    let lines: Vec<&str> = content.lines().filter(|l| !l.trim().is_empty()).collect();
+    let Some(ready) = lines.iter().find(|l| l.starts_with("READY-42")) else {
+        bail!("the pane does not show the command's output: {content:?}");
+    };
+    let detail = format!(
+        "{first}'s last {} non-empty lines (max_lines=8) include {ready:?}",
+        lines.len()
+    );
+    client.step("snapshot_pane", &detail, took);
+
+    let (panes, took) = client
         .call("list_panes", json!({ "session_name": "agent" }))
         .await?;
-    client.call("display_message", json!({ "pane_id": pane, "format_string": "#{pane_current_command} in #{pane_current_path}" })).await?;
-    client
-        .call("kill_session", json!({ "session_name": "agent" }))
-        .await?;
+    let sizes: Vec<String> = panes
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let id = p["pane_id"].as_str().unwrap_or("?");
+            let w = p["pane_width"].as_str().unwrap_or("?");
+            let h = p["pane_height"].as_str().unwrap_or("?");
+            format!("{id} {w}x{h}")
+        })
+        .collect();
+    let detail = format!("{} panes in agent: {}", sizes.len(), sizes.join(", "));
+    client.step("list_panes", &detail, took);
 
-    drop(client.stdin);
-    let status = tokio::time::timeout(Duration::from_secs(5), client.child.wait()).await??;
-    println!(
-        "\nserver exited with {status} after stdin closed; the demo tmux server is killed next."
-    );
-    if !status.success() {
-        bail!("the server did not exit cleanly");
-    }
+    let format = "#{pane_current_command} in #{pane_current_path}";
+    let args = json!({ "pane_id": second, "format_string": format });
+    let (shown, took) = client.call("display_message", args).await?;
+    let detail = format!("{second} runs {}", shown.as_str().unwrap_or("?"));
+    client.step("display_message", &detail, took);
     Ok(())
 }
