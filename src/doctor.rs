@@ -57,6 +57,11 @@ pub fn run() -> ExitCode {
     }
     check_toolsets(&mut report, &config, &selection);
     check_caller(&mut report);
+    report.note(
+        "clients",
+        "Claude Code: `claude mcp add --scope user tmux -- tmux-mcp` serves every project \
+         (the default scope is one directory); each client's set-up: docs/clients.md",
+    );
     if report.failed {
         println!("\nSome checks failed: tool calls cannot work until they pass.");
         ExitCode::FAILURE

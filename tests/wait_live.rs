@@ -482,7 +482,18 @@ async fn run_command_in_zsh_and_fish_when_installed() {
             .output()
             .unwrap();
         if !found.status.success() {
-            eprintln!("{shell} is not installed; skipped");
+            // .ci/run installs both shells: in CI a missing one is a failure.
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{shell} is not installed, and CI must test it (.ci/run installs it)"
+            );
+            // Straight to stderr: the test harness captures eprintln! of a
+            // passing test, and a skip must be seen.
+            use std::io::Write as _;
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED run_command in {shell}: {shell} is not installed (apt-get install {shell})"
+            );
             continue;
         }
         let split = ok(&svc, "split_window", json!({"pane_id": pane})).await;
