@@ -366,9 +366,10 @@ async fn commands(client: &mut Client, pane: &str) -> anyhow::Result<()> {
     let detail = format!("`{command}` printed \"hello from tmux-mcp\", exit status 3");
     client.step("run_command", &detail, took);
 
-    // The command stamps the line it prints, so the wait's answer can be
-    // timed against the moment the pane printed it.
-    let keys = "sleep 1; echo READY-$((40+2)) $(date +%s%N)";
+    // The line is stamped by bash's $EPOCHREALTIME as echo (a builtin)
+    // prints it, so the wait's answer is timed against the moment the pane
+    // printed it. Without bash 5 the stamp is empty and no lag is shown.
+    let keys = "sleep 1; bash -c 'echo READY-$((40+2)) $EPOCHREALTIME'";
     let args = json!({ "pane_id": pane, "keys": keys });
     let (_, took) = client.call("send_keys", args).await?;
     client.step(
@@ -398,10 +399,15 @@ async fn commands(client: &mut Client, pane: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The `date +%s%N` stamp at the end of `READY-42 <nanoseconds>`.
+/// The `$EPOCHREALTIME` stamp (seconds, a `.` or `,` and microseconds) at
+/// the end of `READY-42 <stamp>`.
 fn printed_at(line: &str) -> Option<SystemTime> {
-    let nanos: u64 = line.split_whitespace().last()?.parse().ok()?;
-    Some(UNIX_EPOCH + Duration::from_nanos(nanos))
+    let stamp = line.split_whitespace().nth(1)?.replace(',', ".");
+    let seconds: f64 = stamp
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && *s > 0.0)?;
+    Some(UNIX_EPOCH + Duration::from_secs_f64(seconds))
 }
 
 async fn screen(client: &mut Client, first: &str, second: &str) -> anyhow::Result<()> {
