@@ -118,8 +118,13 @@ impl Stats {
             .max_by_key(|(_, d)| *d)
             .cloned()
             .unwrap_or_default();
+        let why = if slowest == "wait_for_text" {
+            ", waited for the command's 1 s sleep"
+        } else {
+            ""
+        };
         println!(
-            "\n{} requests, median round trip {}; the slowest, {slowest} ({}), was waiting for the command's sleep.",
+            "\n{} requests, median round trip {}; the slowest, {slowest} ({}){why}.",
             self.round_trips.len(),
             ms(median),
             ms(slowest_took)
