@@ -453,3 +453,23 @@ async fn screen(client: &mut Client, first: &str, second: &str) -> anyhow::Resul
     client.step("display_message", &detail, took);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stamp_is_read_in_either_decimal_mark_and_refused_when_absent() {
+        let at = |line| printed_at(line).map(|t| t.duration_since(UNIX_EPOCH).unwrap());
+        assert_eq!(
+            at("READY-42 12.500000"),
+            Some(Duration::from_millis(12_500))
+        );
+        assert_eq!(
+            at("READY-42 12,250000"),
+            Some(Duration::from_millis(12_250))
+        );
+        assert_eq!(at("READY-42 "), None, "bash without EPOCHREALTIME");
+        assert_eq!(at("READY-42 NaN"), None);
+    }
+}
