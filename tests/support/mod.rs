@@ -169,3 +169,20 @@ pub async fn err(service: &TmuxService, name: &str, args: Value) -> String {
 pub fn shared(service: TmuxService) -> Arc<TmuxService> {
     Arc::new(service)
 }
+
+/// The most bytes a result may take on the wire when the caller did not
+/// ask for more.
+pub const RESULT_BOUND: usize = 64 * 1024;
+
+/// Calls a tool that must succeed and returns its structured content (as
+/// [`ok`]) and the size of the whole result as JSON, both copies included.
+pub async fn ok_sized(service: &TmuxService, name: &str, args: Value) -> (Value, usize) {
+    let result = call(service, name, args.clone()).await;
+    let size = serde_json::to_string(&result).expect("encodes").len();
+    assert!(!result.is_error, "{name} failed: {:?}", result.content);
+    let value = result.structured_content.expect("structured content");
+    match value.get("result") {
+        Some(inner) if value.as_object().is_some_and(|o| o.len() == 1) => (inner.clone(), size),
+        _ => (value, size),
+    }
+}
