@@ -7,10 +7,49 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Deserializer};
+
+use super::{ToolError, ToolResult};
+
 /// Default byte budget of the main content of a result (a capture, a
 /// buffer, a page of output) when the caller did not ask for more: with the
 /// text copy beside `structuredContent`, a result stays under 64 KB.
 pub const DEFAULT_BYTES: usize = 24_000;
+
+/// A `max_lines` argument told apart three ways: left out (`None`: the
+/// tool's default bound), null (`Some(None)`: all), or a count.
+pub type MaxLines = Option<Option<i64>>;
+
+/// Deserializes a [`MaxLines`]: any value given, null included, is `Some`
+/// (a field left out gets `None` through `#[serde(default)]`).
+pub fn explicit<'de, D: Deserializer<'de>>(d: D) -> Result<MaxLines, D::Error> {
+    Option::<i64>::deserialize(d).map(Some)
+}
+
+/// The (lines, bytes) bound of a call: `default` when `max_lines` was
+/// left out; a caller who names `max_lines` (null: all) asked for more, so
+/// only the server's `backstop` bounds the bytes.
+pub fn bound(
+    max_lines: MaxLines,
+    default: (usize, usize),
+    backstop: usize,
+) -> ToolResult<(usize, usize)> {
+    match max_lines {
+        None => Ok(default),
+        Some(None) => Ok((usize::MAX, backstop)),
+        Some(Some(n)) if n <= 0 => Err(ToolError::invalid(format!(
+            "max_lines must be positive or null (received {n})"
+        ))),
+        Some(Some(n)) => Ok((n as usize, backstop)),
+    }
+}
+
+/// How many leading lines to cut so that at most `max_lines` lines, joined
+/// with `\n`, fit in `max_bytes`.
+pub fn lines_to_cut(lines: &[String], (max_lines, max_bytes): (usize, usize)) -> usize {
+    let over = lines.len().saturating_sub(max_lines);
+    over + tail_within(&lines[over..], max_bytes)
+}
 
 /// The first `limit` bytes of `line`, cut on a character boundary.
 pub fn cut_to(line: &[u8], limit: usize) -> &[u8] {
@@ -104,6 +143,9 @@ impl HeadTail {
 /// How many leading lines to drop so that the rest, joined with `\n`,
 /// fits in `max_bytes` (at least one line is always kept).
 pub fn tail_within(lines: &[String], max_bytes: usize) -> usize {
+    if lines.is_empty() {
+        return 0;
+    }
     let mut bytes = 0;
     for (i, line) in lines.iter().enumerate().rev() {
         bytes += line.len() + 1;
@@ -166,6 +208,21 @@ mod tests {
         assert_eq!(h.cut_bytes, 4);
         assert!(h.truncated());
         assert_eq!(h.into_lines(|_| unreachable!()), ["ééé"]);
+    }
+
+    #[test]
+    fn the_bound_is_the_default_unless_asked() {
+        let d = (500, DEFAULT_BYTES);
+        assert_eq!(bound(None, d, 1 << 20).unwrap(), d);
+        assert_eq!(bound(Some(Some(3)), d, 1 << 20).unwrap(), (3, 1 << 20));
+        assert_eq!(
+            bound(Some(None), d, 1 << 20).unwrap(),
+            (usize::MAX, 1 << 20)
+        );
+        assert!(bound(Some(Some(0)), d, 1 << 20).is_err());
+        let lines: Vec<String> = (0..10).map(|i| i.to_string()).collect();
+        assert_eq!(lines_to_cut(&lines, (4, 1000)), 6);
+        assert_eq!(lines_to_cut(&lines, (100, 3)), 8);
     }
 
     #[test]

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
-use super::bounded::{DEFAULT_BYTES, HeadTail};
+use super::bounded::{self, HeadTail, MaxLines};
 use super::observe::{MAX_LINE, watch_pane};
 use super::server::Sock;
 use super::target::PaneSel;
@@ -54,20 +54,14 @@ pub struct RunCommandArgs {
     #[serde(default = "default_run_timeout")]
     timeout: f64,
     /// Return at most this many output lines (head and tail); null: all. Default: a screenful.
-    #[serde(default, deserialize_with = "explicit")]
+    #[serde(default, deserialize_with = "bounded::explicit")]
     #[schemars(with = "Option<i64>")]
-    max_lines: Option<Option<i64>>,
+    max_lines: MaxLines,
     /// Prefix a space to keep the command out of shell history.
     #[serde(default)]
     suppress_history: Option<bool>,
     #[serde(flatten)]
     sock: Sock,
-}
-
-/// An argument given, even as null (`Some(None)`), against one left out
-/// (`None`, through `#[serde(default)]`).
-fn explicit<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<i64>>, D::Error> {
-    Option::<i64>::deserialize(d).map(Some)
 }
 
 fn default_run_timeout() -> f64 {
@@ -214,21 +208,10 @@ impl Markers {
     }
 }
 
-/// The output bound of a call: a screenful by default; `max_lines` sets
-/// the lines (null: all) and lifts the byte bound to the server's backstop.
-fn output_bound(
-    max_lines: Option<Option<i64>>,
-    height: usize,
-    backstop: usize,
-) -> ToolResult<(usize, usize)> {
-    match max_lines {
-        None => Ok((height.clamp(1, DEFAULT_LINES), DEFAULT_OUTPUT_BYTES)),
-        Some(None) => Ok((usize::MAX, backstop)),
-        Some(Some(n)) if n <= 0 => Err(ToolError::invalid(format!(
-            "max_lines must be positive or null (received {n})"
-        ))),
-        Some(Some(n)) => Ok((n as usize, backstop.max(DEFAULT_BYTES))),
-    }
+/// The output bound of a call: a screenful by default.
+fn output_bound(max_lines: MaxLines, height: usize, backstop: usize) -> ToolResult<(usize, usize)> {
+    let screenful = (height.clamp(1, DEFAULT_LINES), DEFAULT_OUTPUT_BYTES);
+    bounded::bound(max_lines, screenful, backstop)
 }
 
 fn left_out_line(n: usize) -> String {

@@ -35,7 +35,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "capture_since",
         "Capture Since",
-        "Incremental read: without cursor, the screen and a cursor; with the previous cursor, exactly the lines printed since (never twice). lines_missed says output was lost.",
+        "Incremental read: without cursor, the screen and a cursor; with the previous cursor, exactly the lines printed since (never twice). lines_missed says output was lost. Default cap: 500 lines, 24 KB per call; truncated: call again with the cursor.",
         READ,
         capture_since,
     ));
