@@ -47,7 +47,9 @@ pub struct Watch {
 /// A pane's size and cursor position, in cells.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Geometry {
+    pub width: usize,
     pub height: usize,
+    pub cursor_x: usize,
 }
 
 /// What a read found besides its lines.
@@ -72,31 +74,7 @@ static CURSOR_MOVE: LazyLock<Regex> =
 impl Watch {
     /// Starts (or joins) the recording of `id`'s output.
     pub async fn start(target: &Target, id: PaneId) -> ToolResult<Watch> {
-        let format = rows::format(&[
-            "pane_id",
-            "session_id",
-            "pane_current_command",
-            "pane_height",
-        ]);
-        let lines = target
-            .run(
-                Command::new("display-message")
-                    .flag("-p")
-                    .target(id)
-                    .arg(format),
-            )
-            .await?;
-        let record = rows::records(&lines, 4)
-            .into_iter()
-            .next()
-            .filter(|r| r[0] == id.to_string());
-        let (session, command, geometry) = record
-            .and_then(|r| {
-                let cells = |i: usize| r[i].parse().unwrap_or(0);
-                let geometry = Geometry { height: cells(3) };
-                Some((SessionId::parse(r[1].as_bytes())?, r[2].clone(), geometry))
-            })
-            .ok_or_else(|| pane_not_found(&id.to_string()))?;
+        let (session, command, geometry) = describe(target, id).await?;
         let client = target.hub.streaming(session).await?;
         let pane = target.hub.panes().watch(id, session);
         let signal = pane.subscribe();
@@ -116,6 +94,12 @@ impl Watch {
             signal,
             structure,
         })
+    }
+
+    /// Reads the pane's size and cursor again.
+    pub async fn refresh_geometry(&mut self, target: &Target) -> ToolResult<()> {
+        self.geometry = describe(target, self.id).await?.2;
+        Ok(())
     }
 
     /// The recording's current end: output from here on is new.
@@ -288,6 +272,41 @@ impl Watch {
             }
         }
     }
+}
+
+/// A pane's session, foreground command, size and cursor.
+async fn describe(target: &Target, id: PaneId) -> ToolResult<(SessionId, String, Geometry)> {
+    let format = rows::format(&[
+        "pane_id",
+        "session_id",
+        "pane_current_command",
+        "pane_width",
+        "pane_height",
+        "cursor_x",
+    ]);
+    let lines = target
+        .run(
+            Command::new("display-message")
+                .flag("-p")
+                .target(id)
+                .arg(format),
+        )
+        .await?;
+    let record = rows::records(&lines, 6)
+        .into_iter()
+        .next()
+        .filter(|r| r[0] == id.to_string());
+    record
+        .and_then(|r| {
+            let cells = |i: usize| r[i].parse().unwrap_or(0);
+            let geometry = Geometry {
+                width: cells(3),
+                height: cells(4),
+                cursor_x: cells(5),
+            };
+            Some((SessionId::parse(r[1].as_bytes())?, r[2].clone(), geometry))
+        })
+        .ok_or_else(|| pane_not_found(&id.to_string()))
 }
 
 /// Resolves the pane a call means and starts watching it.

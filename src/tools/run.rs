@@ -11,17 +11,17 @@
 //! contain a marker.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::bounded::{self, HeadTail, MaxLines};
-use super::observe::{MAX_LINE, watch_pane};
+use super::observe::{Geometry, MAX_LINE, Watch, watch_pane};
 use super::server::Sock;
 use super::target::PaneSel;
 use super::wait::{Cursor, seconds};
-use super::{App, INPUT, ToolDef, ToolError, ToolResult};
+use super::{App, INPUT, Target, ToolDef, ToolError, ToolResult};
 use crate::mcp::CallContext;
 use crate::panes::LineView;
 use crate::tmux::Command;
@@ -39,6 +39,10 @@ pub fn register(tools: &mut Vec<ToolDef>) {
 /// The OSC number of the markers: tmux knows none such, so its screen
 /// drops the sequence.
 const OSC: &str = "6973";
+/// How long to wait for a prompt not drawn yet before typing.
+const PROMPT_WAIT: Duration = Duration::from_millis(200);
+/// A pause in output this long ends the wait for a prompt.
+const QUIET: Duration = Duration::from_millis(3);
 /// Most lines returned by default (fewer on a shorter pane).
 const DEFAULT_LINES: usize = 100;
 /// Most bytes of output returned by default.
@@ -88,20 +92,129 @@ pub struct RunCommandResult {
     pub cursor: Option<String>,
 }
 
-/// The text typed into the shell: the markers' escapes are spelt out, so
-/// only the shell running the command prints them. The command runs in a
-/// subshell (POSIX shells) or a `fish -c` child (fish), so `exit 3` reports
-/// 3 without ending the pane's shell.
-fn payload(command: &str, nonce: &str, suppress_history: bool, shell: &str) -> String {
+/// The text typed into the shell. The command is spelt once to be shown
+/// and once to be run, each time escaped so that the typed line is one
+/// line of ASCII. When the shell has read it, the first `printf` erases
+/// its echo (cursor up over the rows it took, to the prompt's end, clear
+/// to the end of the screen) and shows the command as a person would have
+/// typed it; then come the start marker, the command in a subshell (POSIX
+/// shells) or a `fish -c` child (fish), so `exit 3` reports 3 without
+/// ending the pane's shell, and the end marker with the status. The
+/// markers' escapes are spelt out (`\033`), so only the shell running the
+/// command prints them.
+fn payload(
+    command: &str,
+    nonce: &str,
+    suppress_history: bool,
+    shell: &str,
+    at: Geometry,
+) -> String {
     let space = if suppress_history { " " } else { "" };
-    let start = format!("printf '\\033]{OSC};{nonce};S\\007'");
-    let end = format!("printf '\\033]{OSC};{nonce};E;%d\\007'");
-    if shell == "fish" {
-        // Inside fish single quotes only \\ and \' are escapes.
-        let quoted = command.replace('\\', "\\\\").replace('\'', "\\'");
-        return format!("{space}{start}; fish -c '{quoted}'; {end} $status");
+    let fish = shell == "fish";
+    let quoted = if fish {
+        fish_quote(command)
+    } else {
+        format!("'{}'", printf_b_escape(command))
+    };
+    let (shown, run, status) = if fish {
+        ("%s", format!("fish -c {quoted}"), "$status")
+    } else {
+        ("%b", format!("(eval \"$(printf %b {quoted})\")"), "\"$?\"")
+    };
+    let end = format!("printf '\\033]{OSC};{nonce};E;%d\\007' {status}");
+    let line = |rows: usize| {
+        format!(
+            "{space}printf '\\r\\033[{rows}A\\033[{col}G\\033[J{shown}\\n\\033]{OSC};{nonce};S\\007' {quoted}; {run}; {end}",
+            col = at.cursor_x + 1
+        )
+    };
+    // The rows the echo takes depend on the line's length, which holds
+    // the row count: settle it (a digit more at most, twice).
+    let width = at.width.max(1);
+    let mut rows = 1;
+    let mut typed = line(rows);
+    for _ in 0..3 {
+        let cells = at.cursor_x + typed.chars().count();
+        // A line ending exactly at the margin leaves the cursor there,
+        // pending a wrap; a space more makes the wrap happen.
+        let cells = cells + usize::from(cells.is_multiple_of(width));
+        let needed = cells.div_ceil(width).max(1);
+        if needed == rows {
+            break;
+        }
+        rows = needed;
+        typed = line(rows);
     }
-    format!("{space}{start}; (\n{command}\n); {end} \"$?\"")
+    let cells = at.cursor_x + typed.chars().count();
+    if cells.is_multiple_of(width) {
+        typed.push(' ');
+    }
+    typed
+}
+
+/// `text` for a single-quoted `printf %b` argument in a POSIX shell,
+/// ASCII only: newlines, tabs, other controls and non-ASCII bytes as `\n`,
+/// `\t` and `\0NNN`, so the typed line is one line of known width.
+fn printf_b_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for &b in text.as_bytes() {
+        match b {
+            b'\'' => out.push_str("'\\''"),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\0{b:03o}")),
+        }
+    }
+    out
+}
+
+/// `text` as one fish word: quoted runs, with newlines, tabs and other
+/// controls as unquoted escapes (inside fish single quotes only `\\` and
+/// `\'` are escapes).
+fn fish_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut open = false;
+    for c in text.chars() {
+        if c.is_control() {
+            if open {
+                out.push('\'');
+                open = false;
+            }
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                _ => out.push_str(&format!("\\x{:02x}", c as u32 & 0xff)),
+            }
+            continue;
+        }
+        if !open {
+            out.push('\'');
+            open = true;
+        }
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            _ => out.push(c),
+        }
+    }
+    if open {
+        out.push('\'');
+    }
+    if out.is_empty() {
+        out.push_str("''");
+    }
+    out
+}
+
+/// What every typed line holds, spelt out (`\033]6973;`): its echo
+/// reaches `%output` before the shell erases it from the screen.
+const ECHO_SIGNATURE: &[u8] = b"\\033]6973;";
+
+/// Is `line` the echo of a line run_command typed? Waits leave it out.
+pub fn is_plumbing(line: &[u8]) -> bool {
+    memchr::memmem::find(line, ECHO_SIGNATURE).is_some()
 }
 
 /// Where the markers are in the raw recording, found chunk by chunk.
@@ -114,12 +227,15 @@ struct Markers {
     output_from: Option<u64>,
     /// Ring offset of the end marker, and the status it carried.
     ended: Option<(u64, i64)>,
+    /// Ring offset just past the end marker.
+    after_end: u64,
 }
 
 /// What an end-marker search found.
 enum EndSearch {
     Found {
         at: usize,
+        len: usize,
         status: i64,
     },
     /// A marker starts here but is not complete yet.
@@ -135,6 +251,7 @@ impl Markers {
             carry: Vec::new(),
             output_from: None,
             ended: None,
+            after_end: 0,
         }
     }
 
@@ -155,7 +272,11 @@ impl Markers {
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or(-1);
-        EndSearch::Found { at, status }
+        EndSearch::Found {
+            at,
+            len: self.end.len() + stop + 1,
+            status,
+        }
     }
 
     /// Scans the chunk recorded at ring offset `at`; the command's output
@@ -186,9 +307,10 @@ impl Markers {
         // The end marker may begin in the carry (the echo before the start
         // marker holds no ESC, so it cannot match there).
         match self.find_end(&hay) {
-            EndSearch::Found { at: p, status } => {
+            EndSearch::Found { at: p, len, status } => {
                 feed(&hay[fed.min(p)..p]);
                 self.ended = Some((hay_at + p as u64, status));
+                self.after_end = hay_at + (p + len) as u64;
             }
             EndSearch::Partial(p) => {
                 feed(&hay[fed.min(p)..p]);
@@ -212,6 +334,91 @@ impl Markers {
 fn output_bound(max_lines: MaxLines, height: usize, backstop: usize) -> ToolResult<(usize, usize)> {
     let screenful = (height.clamp(1, DEFAULT_LINES), DEFAULT_OUTPUT_BYTES);
     bounded::bound(max_lines, screenful, backstop)
+}
+
+/// Waits until the shell has drawn its prompt, when it seems not to have
+/// (the cursor at column 0, a command just ended): the echo of the typed
+/// line starts where the prompt ends. Waits for the output to pause, at
+/// most [`PROMPT_WAIT`].
+async fn prompt_drawn(watch: &mut Watch, target: &Target) -> ToolResult<()> {
+    if watch.geometry.cursor_x > 0 {
+        return Ok(());
+    }
+    let started = Instant::now();
+    watch.mark_seen();
+    while started.elapsed() < PROMPT_WAIT && watch.changed(QUIET).await {
+        watch.mark_seen();
+    }
+    watch.refresh_geometry(target).await
+}
+
+/// After the end marker, waits for the shell's prompt: text after the
+/// marker, then a pause of [`QUIET`] (at most [`PROMPT_WAIT`] in all), so
+/// that the next call finds the prompt drawn and types after it.
+async fn await_prompt(watch: &mut Watch, after_end: u64) {
+    let started = Instant::now();
+    let mut cursor = after_end;
+    let mut view = LineView::new(MAX_LINE);
+    let mut text = false;
+    loop {
+        watch.mark_seen();
+        watch.read(&mut cursor, &mut view, &mut |_| text = true);
+        text |= !view.partial().is_empty();
+        let Some(left) = PROMPT_WAIT.checked_sub(started.elapsed()) else {
+            return;
+        };
+        let limit = if text { QUIET.min(left) } else { left };
+        if !watch.changed(limit).await {
+            return;
+        }
+    }
+}
+
+/// Reads the recording from `cursor` until the end marker, the deadline,
+/// a cancellation or the pane's end; output goes to `output`. Returns
+/// whether output was lost on the way.
+async fn collect(
+    watch: &mut Watch,
+    target: &Target,
+    ctx: &CallContext,
+    mut cursor: u64,
+    deadline: Instant,
+    markers: &mut Markers,
+    output: &mut HeadTail,
+) -> ToolResult<bool> {
+    let mut view = LineView::new(MAX_LINE);
+    let mut missed = false;
+    loop {
+        watch.mark_seen();
+        let info = watch.read_raw(&mut cursor, &mut |at, chunk, gap| {
+            if gap && markers.output_from.is_some() {
+                view.reset();
+            }
+            markers.scan(at, chunk, &mut |bytes| {
+                view.feed(bytes, &mut |line| output.push(line));
+            });
+        });
+        // Output lost before it could be read (an eviction, a re-attach)
+        // is reported as truncation; the end marker may still come.
+        missed |= info.missed && markers.output_from.is_some();
+        if markers.ended.is_none() {
+            watch.check_alive(target).await?;
+        }
+        let now = Instant::now();
+        if markers.ended.is_some() || now >= deadline {
+            if !view.partial().is_empty() {
+                // Output without a final newline.
+                output.push(view.partial());
+            }
+            return Ok(missed);
+        }
+        tokio::select! {
+            _ = watch.changed(deadline - now) => {}
+            _ = ctx.cancel.cancelled() => {
+                return Err(ToolError::new("Cancelled", "run_command was cancelled; the command keeps running"));
+            }
+        }
+    }
 }
 
 fn left_out_line(n: usize) -> String {
@@ -246,52 +453,38 @@ async fn run_command(
     )?;
     let nonce = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
 
-    watch.mark_seen();
-    let mut cursor = watch.end();
+    prompt_drawn(&mut watch, &target).await?;
+    let cursor = watch.end();
     let typed = Command::new("send-keys")
         .target(watch.id)
         .flag("-l")
         .flag("--")
-        .arg(payload(command, &nonce, suppress, &watch.command));
+        .arg(payload(
+            command,
+            &nonce,
+            suppress,
+            &watch.command,
+            watch.geometry,
+        ));
     target.run(typed).await?;
     target
         .run(Command::new("send-keys").target(watch.id).arg("Enter"))
         .await?;
 
-    let mut view = LineView::new(MAX_LINE);
     let mut output = HeadTail::new(max_lines, max_bytes);
     let mut markers = Markers::new(&nonce);
-    let mut missed = false;
-    loop {
-        watch.mark_seen();
-        let info = watch.read_raw(&mut cursor, &mut |at, chunk, gap| {
-            if gap && markers.output_from.is_some() {
-                view.reset();
-            }
-            markers.scan(at, chunk, &mut |bytes| {
-                view.feed(bytes, &mut |line| output.push(line));
-            });
-        });
-        // Output lost before it could be read (an eviction, a re-attach)
-        // is reported as truncation; the end marker may still come.
-        missed |= info.missed && markers.output_from.is_some();
-        if markers.ended.is_none() {
-            watch.check_alive(&target).await?;
-        }
-        let now = Instant::now();
-        if markers.ended.is_some() || now >= deadline {
-            if !view.partial().is_empty() {
-                // Output without a final newline.
-                output.push(view.partial());
-            }
-            break;
-        }
-        tokio::select! {
-            _ = watch.changed(deadline - now) => {}
-            _ = ctx.cancel.cancelled() => {
-                return Err(ToolError::new("Cancelled", "run_command was cancelled; the command keeps running"));
-            }
-        }
+    let missed = collect(
+        &mut watch,
+        &target,
+        &ctx,
+        cursor,
+        deadline,
+        &mut markers,
+        &mut output,
+    )
+    .await?;
+    if markers.ended.is_some() {
+        await_prompt(&mut watch, markers.after_end).await;
     }
     let exit_status = markers.ended.map(|(_, status)| status);
     let cursor = markers.output_from.map(|from| {
@@ -320,18 +513,49 @@ async fn run_command(
 mod tests {
     use super::*;
 
+    const AT: Geometry = Geometry {
+        width: 80,
+        height: 24,
+        cursor_x: 2,
+    };
+
+    #[test]
+    fn the_typed_line_is_one_line_of_ascii_whose_rows_are_counted() {
+        let typed = payload("cat <<'E'\n\té\nE", "abc", false, "sh", AT);
+        assert!(typed.bytes().all(|b| (0x20..0x7f).contains(&b)), "{typed}");
+        assert!(
+            typed.contains(r"'cat <<'\''E'\''\n\t\0303\0251\nE'"),
+            "{typed}"
+        );
+        let cells = 2 + typed.len();
+        assert_ne!(cells % 80, 0);
+        assert!(
+            typed.contains(&format!("\\033[{}A", cells.div_ceil(80))),
+            "{typed}"
+        );
+        let fish = payload("a\nb'c", "abc", false, "fish", AT);
+        assert!(fish.contains(r"'a'\n'b\'c'"), "{fish}");
+        // At the margin exactly, a space more makes the wrap happen.
+        for len in 100..260 {
+            let typed = payload(&"x".repeat(len), "abc", false, "sh", AT);
+            assert_ne!((2 + typed.len()) % 80, 0);
+        }
+    }
+
     #[test]
     fn markers_never_appear_in_the_typed_text() {
         let m = Markers::new("abc");
         for typed in [
-            payload("echo hi", "abc", true, "bash"),
-            payload("echo 'a' \\x", "abc", false, "fish"),
+            payload("echo hi", "abc", true, "bash", AT),
+            payload("echo 'a' \\x", "abc", false, "fish", AT),
         ] {
             assert!(!typed.contains('\x1b') && !typed.contains('\x07'));
             assert!(memchr::memmem::find(typed.as_bytes(), &m.start).is_none());
         }
-        assert!(payload("echo hi", "abc", true, "bash").starts_with(' '));
-        let fish = payload("echo 'a' \\x", "abc", false, "fish");
+        assert!(payload("echo hi", "abc", true, "bash", AT).starts_with(' '));
+        assert!(is_plumbing(payload("x", "abc", false, "sh", AT).as_bytes()));
+        assert!(!is_plumbing(b"$ echo hi"));
+        let fish = payload("echo 'a' \\x", "abc", false, "fish", AT);
         assert!(fish.contains("fish -c 'echo \\'a\\' \\\\x'"), "{fish}");
     }
 

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bounded::{self, DEFAULT_BYTES, cut_to};
 use super::observe::{MAX_LINE, Watch, watch_pane};
+use super::run::is_plumbing;
 use super::server::Sock;
 use super::target::{self, PaneSel};
 use super::{App, READ, ToolDef, ToolError, ToolResult};
@@ -294,8 +295,11 @@ async fn wait_for_text(
         // read holding its first hit, so a batch is all a match needs).
         batch.clear();
         let info = watch.read(&mut cursor, &mut view, &mut |line| {
-            batch.push(line);
-            tail.push(line);
+            // The echo of run_command's typed line is plumbing, not output.
+            if !is_plumbing(line) {
+                batch.push(line);
+                tail.push(line);
+            }
         });
         saw_lines |= !batch.is_empty();
         if let Some(on) = info.alternate {
@@ -304,7 +308,10 @@ async fn wait_for_text(
         }
         // The line still being written counts too: a prompt such as
         // 'Password:' never gets its newline.
-        let partial = view.partial().to_vec();
+        let mut partial = view.partial().to_vec();
+        if is_plumbing(&partial) {
+            partial.clear();
+        }
         if !partial.is_empty() {
             batch.push(&partial);
         }
@@ -317,7 +324,8 @@ async fn wait_for_text(
             // read (a reconnect, an eviction): match the rendered screen,
             // but only rows that were not there when the wait began.
             let (rows, _) = watch.capture(&["-J"]).await?;
-            for row in rows.iter().filter(|r| !entry_rows.contains(*r)) {
+            let new = |r: &&String| !entry_rows.contains(*r) && !is_plumbing(r.as_bytes());
+            for row in rows.iter().filter(new) {
                 batch.push(row.as_bytes());
             }
         }
