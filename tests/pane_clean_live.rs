@@ -109,6 +109,8 @@ async fn the_pane_holds_only_what_a_person_would_have_seen() {
         let long = format!("echo {}", "x".repeat(230));
         let r = ok(&svc, "run_command", run(&long)).await;
         assert_eq!(r["output"], json!(["x".repeat(230)]), "{shell}");
+        let r = ok(&svc, "run_command", run("echo \"é ü\"")).await;
+        assert_eq!(r["output"], json!(["é ü"]), "{shell}");
         // zsh starts with an empty row (PROMPT_SP); zsh and fish mark
         // output without a final newline: their own doing.
         let mut lines = at_prompt(&tmux, &pane).await;
@@ -122,6 +124,8 @@ async fn the_pane_holds_only_what_a_person_would_have_seen() {
             "no-newline$ exit 3".to_owned(),
             format!("$ {long}"),
             "x".repeat(230),
+            "$ echo \"é ü\"".to_owned(),
+            "é ü".to_owned(),
             "$".to_owned(),
         ];
         if shell == "zsh" || shell == "fish" {

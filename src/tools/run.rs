@@ -170,14 +170,14 @@ fn printf_b_escape(text: &str) -> String {
     out
 }
 
-/// `text` as one fish word: quoted runs, with newlines, tabs and other
-/// controls as unquoted escapes (inside fish single quotes only `\\` and
+/// `text` as one fish word of ASCII: quoted runs, with newlines, tabs,
+/// other controls and non-ASCII characters as unquoted escapes (inside fish single quotes only `\\` and
 /// `\'` are escapes).
 fn fish_quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let mut open = false;
     for c in text.chars() {
-        if c.is_control() {
+        if c.is_control() || !c.is_ascii() {
             if open {
                 out.push('\'');
                 open = false;
@@ -185,7 +185,8 @@ fn fish_quote(text: &str) -> String {
             match c {
                 '\n' => out.push_str("\\n"),
                 '\t' => out.push_str("\\t"),
-                _ => out.push_str(&format!("\\x{:02x}", c as u32 & 0xff)),
+                _ if c.is_ascii() => out.push_str(&format!("\\x{:02x}", c as u32)),
+                _ => out.push_str(&format!("\\U{:08x}", c as u32)),
             }
             continue;
         }
@@ -533,8 +534,9 @@ mod tests {
             typed.contains(&format!("\\033[{}A", cells.div_ceil(80))),
             "{typed}"
         );
-        let fish = payload("a\nb'c", "abc", false, "fish", AT);
-        assert!(fish.contains(r"'a'\n'b\'c'"), "{fish}");
+        let fish = payload("a\nb'cé", "abc", false, "fish", AT);
+        assert!(fish.contains(r"'a'\n'b\'c'\U000000e9"), "{fish}");
+        assert!(fish.is_ascii());
         // At the margin exactly, a space more makes the wrap happen.
         for len in 100..260 {
             let typed = payload(&"x".repeat(len), "abc", false, "sh", AT);
