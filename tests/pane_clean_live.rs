@@ -179,6 +179,7 @@ async fn waits_and_captures_never_see_the_plumbing() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
     let pane = tmux.first_pane();
+    let since = ok(&svc, "capture_since", json!({"pane_id": pane})).await;
     let args = json!({"pane_id": pane, "patterns": ["DONE-7"], "timeout": 10});
     let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
     let run = json!({"pane_id": pane, "command": "echo DONE-$((3+4))", "timeout": 10});
@@ -205,5 +206,11 @@ async fn waits_and_captures_never_see_the_plumbing() {
             .unwrap()
             .contains("$ echo DONE-$((3+4))\nDONE-7"),
         "{screen}"
+    );
+    let since = ok(&svc, "capture_since", json!({"cursor": since["cursor"]})).await;
+    let lines = &since["lines"];
+    assert!(
+        !plumbing(lines) && lines.to_string().contains("DONE-7"),
+        "{since}"
     );
 }

@@ -595,17 +595,25 @@ fn read_page(watch: &Watch, cursor: &Cursor, max_lines: usize, max_bytes: usize)
                 page.left_lines += 1;
                 continue;
             }
-            view.feed(&chunk[from..=nl], &mut |line| pending.push(line.to_vec()));
+            view.feed(&chunk[from..=nl], &mut |line| {
+                if !is_plumbing(line) {
+                    pending.push(line.to_vec());
+                }
+            });
             page.take(&mut pending, at + nl as u64 + 1);
             from = nl + 1;
         }
         if !page.full {
-            view.feed(&chunk[from..], &mut |line| pending.push(line.to_vec()));
+            view.feed(&chunk[from..], &mut |line| {
+                if !is_plumbing(line) {
+                    pending.push(line.to_vec());
+                }
+            });
         }
     });
     if !page.full {
         // The line still being written ends this page.
-        if !view.partial().is_empty() {
+        if !view.partial().is_empty() && !is_plumbing(view.partial()) {
             pending.push(view.partial().to_vec());
         }
         page.take(&mut pending, end);
