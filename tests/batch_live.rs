@@ -33,6 +33,11 @@ async fn read_batch_runs_inspect_tools_and_refuses_the_rest() {
         "main"
     );
     assert_eq!(rows[1]["structured_content"]["pane_id"], pane.as_str());
+    // A row says each thing once: no text copy of its structured content
+    // or of its error.
+    for row in rows {
+        assert_eq!(row["content"], json!([]), "{row}");
+    }
     assert!(
         rows[2]["error"]
             .as_str()

@@ -52,7 +52,6 @@ fn every_tool_is_fully_described() {
         for key in ["inputSchema", "outputSchema"] {
             assert_eq!(tool[key]["type"], "object", "{name}: {key}");
         }
-        assert_eq!(tool["inputSchema"]["additionalProperties"], false, "{name}");
         // Hints left out take the spec's defaults.
         for (hint, value) in tool["annotations"].as_object().expect("annotations") {
             assert!(value.is_boolean(), "{name}: {hint}");
@@ -127,11 +126,84 @@ fn toolsets_shape_the_list() {
 
 /// The whole catalog is what an agent pays before doing anything: with
 /// every toolset on, `tools/list` stays under 50 KB (the reference's is
-/// about 150 KB).
+/// about 150 KB), and what a model reads of it (name, description and
+/// inputSchema of every tool, compact JSON) at most 26,000 bytes (the
+/// reference's is about 72,000). `reference_defaults_are_advertised`
+/// checks that no argument was dropped to get there.
 #[test]
 fn the_tool_list_stays_small() {
-    let list = serde_json::json!({ "tools": service().tools() });
+    let tools = service().tools();
+    assert_eq!(tools.len(), 54);
+    let list = serde_json::json!({ "tools": tools });
     let bytes = serde_json::to_string(&list).unwrap().len();
-    assert_eq!(service().tools().len(), 54);
     assert!(bytes < 50_000, "tools/list is {bytes} bytes");
+    let seen: usize = tools
+        .iter()
+        .map(|t| {
+            let visible = serde_json::json!({
+                "name": t["name"],
+                "description": t["description"],
+                "inputSchema": t["inputSchema"],
+            });
+            serde_json::to_string(&visible).unwrap().len()
+        })
+        .sum();
+    assert!(seen <= 26_000, "the model-visible catalog is {seen} bytes");
+}
+
+/// Defaults changed on purpose, each listed in `protocol/differences.md`.
+const DELIBERATE_DEFAULTS: &[(&str, &str)] = &[("capture_since", "max_bytes")];
+
+fn deliberate(tool: &str, arg: &str) -> bool {
+    DELIBERATE_DEFAULTS.contains(&(tool, arg))
+}
+
+#[test]
+fn deliberate_defaults_are_documented() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/protocol/differences.md");
+    let text = std::fs::read_to_string(path).unwrap();
+    for (tool, arg) in DELIBERATE_DEFAULTS {
+        let row = text
+            .lines()
+            .find(|l| l.contains(&format!("`{tool}`")) && l.contains(&format!("`{arg}`")));
+        assert!(row.is_some(), "{tool}.{arg} is not in differences.md");
+    }
+}
+
+/// Every argument of every reference tool exists in our schema, and a
+/// default the reference documents (not null) is advertised with the same
+/// value. The table is derived from the reference's own tool table by
+/// `scripts/reference-args.py`, not from our output.
+#[test]
+fn reference_defaults_are_advertised() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/protocol/reference-args.json");
+    let table: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let tools = service().tools();
+    let reference = table["tools"].as_object().expect("tools");
+    assert_eq!(reference.len(), 54, "the table lists every a22 tool");
+    let mut wrong = Vec::new();
+    for (name, args) in reference {
+        let Some(tool) = tools.iter().find(|t| t["name"] == name.as_str()) else {
+            wrong.push(format!("{name}: no such tool"));
+            continue;
+        };
+        let properties = &tool["inputSchema"]["properties"];
+        for (arg, default) in args.as_object().expect("arguments") {
+            let Some(property) = properties.get(arg) else {
+                wrong.push(format!("{name}.{arg}: missing"));
+                continue;
+            };
+            let same = match (default, property.get("default")) {
+                (Value::Null, _) => true,
+                (Value::Number(a), Some(Value::Number(b))) => a.as_f64() == b.as_f64(),
+                (expected, found) => Some(expected) == found,
+            };
+            if !same && !deliberate(name, arg) {
+                wrong.push(format!(
+                    "{name}.{arg}: default {default}, schema {property}"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }

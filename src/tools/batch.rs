@@ -24,7 +24,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         NAME,
         "Call Read Tools Batch",
-        "Call several inspect tools serially, one result row each (socket_name goes in each operation's arguments). Tools that change state or wait are refused per row. Results over 60 KB lose their oldest rows' content.",
+        "Run inspect tools in order, one result row each (socket_name goes in each operation's arguments); tools that change state or wait are refused. Capped at 60 KB (oldest rows elided).",
         READ,
         call_read_tools_batch,
     ));
@@ -33,14 +33,16 @@ pub fn register(tools: &mut Vec<ToolDef>) {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolCallOperation {
-    /// Name of the tool to call.
+    // Name of the tool to call.
     tool: String,
-    /// Its arguments.
+    // Its arguments.
     #[serde(default)]
     arguments: Map<String, Value>,
 }
 
-#[derive(Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+/// What a batch does after a failed row (shared by both batch tools).
+/// Serialize lets the schema advertise the default, as the reference does.
+#[derive(Debug, Default, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum OnError {
     #[default]
@@ -50,9 +52,9 @@ pub enum OnError {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct BatchArgs {
-    /// The calls, run in order.
+    /// At most 1000, run in order.
     operations: Vec<ToolCallOperation>,
-    /// 'stop' after the first failed row, or 'continue'.
+    /// Stop at the first failed row, or continue.
     #[serde(default)]
     on_error: OnError,
 }
@@ -79,6 +81,19 @@ pub struct ToolCallBatchResult {
     pub stopped_at: Option<i64>,
     pub response_truncated: bool,
     pub response_truncated_bytes: i64,
+}
+
+/// A nested result's content without the text that repeats its
+/// structured content (every text block of a success with structured
+/// content is its mirror) or its error: the row says each thing once.
+fn unrepeated(content: Vec<Value>, mirrored: bool, error: Option<&str>) -> Vec<Value> {
+    content
+        .into_iter()
+        .filter(|block| {
+            let text = block.get("type") == Some(&json!("text"));
+            !(text && (mirrored || block["text"].as_str() == error))
+        })
+        .collect()
 }
 
 /// Why a tool cannot run in a read batch, if it cannot.
@@ -154,23 +169,30 @@ async fn call_read_tools_batch(
                 meta: None,
                 elapsed_seconds: started.elapsed().as_secs_f64(),
             },
-            Ok(result) => ToolCallOperationResult {
-                index: index as i64,
-                tool: op.tool,
-                success: !result.is_error,
-                error: result.is_error.then(|| {
+            Ok(result) => {
+                let error = result.is_error.then(|| {
                     result
                         .content
                         .first()
                         .and_then(|c| c["text"].as_str())
                         .unwrap_or_default()
                         .to_owned()
-                }),
-                content: result.content,
-                structured_content: result.structured_content,
-                meta: result.meta,
-                elapsed_seconds: started.elapsed().as_secs_f64(),
-            },
+                });
+                ToolCallOperationResult {
+                    index: index as i64,
+                    tool: op.tool,
+                    success: !result.is_error,
+                    content: unrepeated(
+                        result.content,
+                        result.structured_content.is_some(),
+                        error.as_deref(),
+                    ),
+                    error,
+                    structured_content: result.structured_content,
+                    meta: result.meta,
+                    elapsed_seconds: started.elapsed().as_secs_f64(),
+                }
+            }
         };
         let failed = !row.success;
         // The response carries every row twice (structured and text). Rows

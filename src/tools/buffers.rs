@@ -25,21 +25,21 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "load_buffer",
         "Load tmux Buffer",
-        "Stage text in a new tmux paste buffer; pass the returned buffer_name to paste_buffer, show_buffer, delete_buffer. Leftovers are deleted at exit.",
+        "Stage text in a new paste buffer and return its buffer_name; leftovers are deleted at exit.",
         CREATE,
         load_buffer,
     ));
     tools.push(ToolDef::new(
         "paste_buffer",
         "Paste tmux Buffer",
-        "Paste a load_buffer buffer into a pane (newlines submit lines); the buffer is kept. bracket=true uses bracketed paste when asked for.",
+        "Paste a load_buffer buffer into a pane (newlines submit lines); the buffer is kept.",
         INPUT,
         paste_buffer,
     ));
     tools.push(ToolDef::new(
         "show_buffer",
         "Show tmux Buffer",
-        "Read back a buffer from load_buffer, exactly; at most max_lines lines (the last ones; content_truncated says so). Default cap: 500 lines, 24 KB.",
+        "Read back a load_buffer buffer exactly; the last max_lines lines (content_truncated says so). Default cap: 500 lines, 24 KB.",
         READ,
         show_buffer,
     ));
@@ -164,11 +164,11 @@ async fn load_buffer(app: Arc<App>, args: LoadBufferArgs, _: CallContext) -> Too
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct PasteBufferArgs {
-    /// A buffer_name from load_buffer.
+    // A buffer_name from load_buffer.
     buffer_name: String,
     #[serde(flatten)]
     pane: PaneSel,
-    /// Bracketed paste (-p): only takes effect when the program enabled it.
+    /// Bracketed paste, when the program enabled it.
     #[serde(default = "yes")]
     bracket: bool,
     #[serde(flatten)]
@@ -204,7 +204,7 @@ async fn paste_buffer(app: Arc<App>, args: PasteBufferArgs, _: CallContext) -> T
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ShowBufferArgs {
-    /// A buffer_name from load_buffer.
+    // A buffer_name from load_buffer.
     buffer_name: String,
     /// Keep the last N lines; null: all.
     #[serde(default, deserialize_with = "bounded::explicit")]
@@ -372,7 +372,7 @@ async fn show_buffer(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct DeleteBufferArgs {
-    /// A buffer_name from load_buffer.
+    // A buffer_name from load_buffer.
     buffer_name: String,
     #[serde(flatten)]
     sock: Sock,

@@ -30,14 +30,14 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "wait_for_channel",
         "Wait For tmux Channel",
-        "Block until `tmux wait-for -S <channel>` runs (e.g. send_keys 'make; tmux wait-for -S done'); a signal sent earlier is consumed at once. Bounded by timeout; a timeout is an error.",
+        "Block until `tmux wait-for -S <channel>` runs (e.g. send_keys 'make; tmux wait-for -S done'); an earlier signal is consumed at once. A timeout is an error.",
         CHANNEL,
         wait_for_channel,
     ));
     tools.push(ToolDef::new(
         "signal_channel",
         "Signal tmux Channel",
-        "Signal a tmux wait-for channel, waking every wait_for_channel on it; with no waiter one pending signal is kept for the next.",
+        "Signal a tmux wait-for channel, waking its waiters; with none, one signal is kept for the next.",
         CHANNEL,
         signal_channel,
     ));
@@ -45,9 +45,9 @@ pub fn register(tools: &mut Vec<ToolDef>) {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForChannelArgs {
-    /// Channel name: 1-128 characters from A-Z a-z 0-9 _ . : -
+    /// 1-128 of A-Z a-z 0-9 _ . : -
     channel: String,
-    /// Seconds to wait (must be > 0); clamped to the server's wait ceiling.
+    /// Seconds (> 0), capped by the server.
     #[serde(default = "default_timeout")]
     timeout: f64,
     #[serde(flatten)]
@@ -60,7 +60,7 @@ fn default_timeout() -> f64 {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SignalChannelArgs {
-    /// Channel name: 1-128 characters from A-Z a-z 0-9 _ . : -
+    /// 1-128 of A-Z a-z 0-9 _ . : -
     channel: String,
     #[serde(flatten)]
     sock: Sock,

@@ -300,8 +300,8 @@ impl ToolDef {
         let mut input_schema = schema_of::<A>();
         compact(&mut input_schema, false);
         // Unknown arguments are refused, never dropped. serde cannot do it
-        // for flattened argument groups, so the schema's own list decides.
-        input_schema["additionalProperties"] = json!(false);
+        // for flattened argument groups, so the schema's own list decides
+        // (the catalog does not spell it out: see `compact`).
         let known: Arc<Vec<String>> = Arc::new(
             input_schema["properties"]
                 .as_object()
@@ -388,10 +388,13 @@ fn schema_of<T: JsonSchema>() -> Value {
 /// for `tools/list` in tokens (the whole catalog stays under 50 KB):
 /// `"default": null` and integer `format`s go everywhere; an optional input
 /// is typed without `null` (leaving it out is how to say nothing; the server
-/// also accepts null) and the target arguments every tool shares
-/// (`pane_id`, `socket_name`…, explained once in the instructions) carry no
+/// also accepts null) and the arguments several tools share
+/// ([`SHARED_ARGS`], explained once in the instructions) carry no
 /// description; in output schemas, descriptions go and a field that may be
-/// null accepts any value.
+/// null accepts any value. An input schema leaves out
+/// `additionalProperties` flags (the server refuses unknown arguments by
+/// name, with the valid ones) and offers an argument that may also come as
+/// a JSON string (`filters`, `environment`) as the object it encodes.
 fn compact(schema: &mut Value, output: bool) {
     match schema {
         Value::Object(map) => {
@@ -399,6 +402,15 @@ fn compact(schema: &mut Value, output: bool) {
                 map.remove("default");
             }
             map.remove("format");
+            if !output {
+                if map
+                    .get("additionalProperties")
+                    .is_some_and(Value::is_boolean)
+                {
+                    map.remove("additionalProperties");
+                }
+                prefer_object(map);
+            }
             if output {
                 map.remove("description");
                 if is_nullable(map) {
@@ -440,7 +452,9 @@ fn compact(schema: &mut Value, output: bool) {
     }
 }
 
-/// Arguments most tools share, described once in the instructions.
+/// Arguments several tools share, described once in the instructions:
+/// the targets, then those of the tools that start a process, then those
+/// of the option and hook tools.
 const SHARED_ARGS: &[&str] = &[
     "pane_id",
     "session_name",
@@ -448,7 +462,32 @@ const SHARED_ARGS: &[&str] = &[
     "window_id",
     "window_index",
     "socket_name",
+    "start_directory",
+    "environment",
+    "suppress_persistent_history",
+    "scope",
+    "target",
+    "global_",
 ];
+
+/// `anyOf: [object, string]` (an object, or a JSON string of one) becomes
+/// the object branch: that is what to send.
+fn prefer_object(map: &mut Map<String, Value>) {
+    let Some(Value::Array(branches)) = map.get("anyOf") else {
+        return;
+    };
+    let kinds: Vec<_> = branches.iter().map(|b| b.get("type")).collect();
+    if kinds != [Some(&json!("object")), Some(&json!("string"))] {
+        return;
+    }
+    let object = branches[0].clone();
+    map.remove("anyOf");
+    if let Value::Object(object) = object {
+        for (key, value) in object {
+            map.entry(key).or_insert(value);
+        }
+    }
+}
 
 fn is_nullable(map: &Map<String, Value>) -> bool {
     map.get("type")
@@ -761,5 +800,41 @@ impl Service for TmuxService {
 
     fn complete(&self, request: CompletionRequest) -> BoxFuture<'static, Vec<String>> {
         Box::pin(resources::complete(self.app.clone(), request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The catalog leaves these arguments undescribed because the
+    /// instructions explain them: each must be named there.
+    #[test]
+    fn shared_args_are_explained_in_the_instructions() {
+        for name in SHARED_ARGS {
+            assert!(INSTRUCTIONS.contains(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn an_object_or_json_string_is_offered_as_the_object() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": { "env": { "anyOf": [
+                { "type": "object", "additionalProperties": { "type": "string" } },
+                { "type": "string" },
+            ] } },
+            "additionalProperties": false,
+        });
+        compact(&mut schema, false);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": { "env": {
+                    "type": "object", "additionalProperties": { "type": "string" },
+                } },
+            })
+        );
     }
 }

@@ -32,7 +32,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "show_option",
         "Show tmux Option",
-        "Read one tmux option: numbers as integers, on/off as booleans, arrays as lists; null when unset at that level (global_=true for the inherited default).",
+        "Read one tmux option (numbers, on/off as booleans, arrays as lists); null when unset at that level (global_=true: the inherited default).",
         READ,
         show_option,
     ));
@@ -46,7 +46,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "show_environment",
         "Show tmux Environment",
-        "The environment tmux gives new processes: a session's (session_name/session_id), else the global one. Variables marked removed appear as \"-NAME\": true.",
+        "The environment tmux gives new processes: a session's, else the global one. Removed variables appear as \"-NAME\": true.",
         READ,
         show_environment,
     ));
@@ -60,14 +60,14 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "show_hooks",
         "Show tmux Hooks",
-        "List the hooks set at a scope, one entry per command. scope='server' merges the global session and window hook trees.",
+        "List the hooks set at a scope, one entry per command; scope='server' merges the global session and window trees.",
         READ,
         show_hooks,
     ));
     tools.push(ToolDef::new(
         "show_hook",
         "Show tmux Hook",
-        "The commands of one hook (e.g. 'pane-exited' or 'after-new-window[0]'); empty entries when it is not set, an error when tmux has no such hook.",
+        "The commands of one hook; empty when not set, an error when tmux has no such hook.",
         READ,
         show_hook,
     ));
@@ -293,7 +293,7 @@ fn no_nul(field: &str, text: &str) -> ToolResult<()> {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ShowOptionArgs {
-    /// Option name (e.g. 'status', 'mode-keys', '@my_opt', 'status-format[1]').
+    /// e.g. 'status', '@my_opt', 'status-format[1]'.
     option: String,
     #[serde(flatten)]
     scope: ScopeSel,
@@ -362,9 +362,9 @@ async fn show_option(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SetOptionArgs {
-    /// Option name (e.g. 'status', '@my_opt', 'status-format[1]').
+    /// e.g. 'status', '@my_opt', 'status-format[1]'.
     option: String,
-    /// New value, stored verbatim (on/off for flags).
+    /// on/off for flags.
     value: String,
     #[serde(flatten)]
     scope: ScopeSel,
@@ -501,7 +501,7 @@ fn parse_shell_environment(text: &str) -> BTreeMap<String, EnvValue> {
 pub struct SetEnvironmentArgs {
     /// Variable name (no '=').
     name: String,
-    /// Value.
+    // Value.
     value: String,
     #[serde(flatten)]
     session: SessionSel,
@@ -551,7 +551,7 @@ pub struct ShowHooksArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ShowHookArgs {
-    /// Hook name, e.g. 'pane-exited' or 'after-new-window[0]'.
+    /// e.g. 'pane-exited', 'after-new-window[0]'.
     hook_name: String,
     #[serde(flatten)]
     scope: ScopeSel,

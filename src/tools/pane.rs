@@ -22,56 +22,56 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "list_panes",
         "List tmux Panes",
-        "List panes of a window (window_id or window_index), of a session, or of the whole server. Metadata only: use capture_pane or search_panes for what a pane shows.",
+        "List the panes of a window, a session, or the whole server.",
         READ,
         list_panes,
     ));
     tools.push(ToolDef::new(
         "get_pane_info",
         "Get Pane Info",
-        "Metadata of one pane (size, position, command, path, title) without its content.",
+        "One pane's metadata (size, position, command, path, title), not its text.",
         READ,
         get_pane_info,
     ));
     tools.push(ToolDef::new(
         "split_window",
         "Split tmux Window",
-        "Create a pane by splitting pane_id (or the target window's active pane). Focus does not move. Returns the new pane.",
+        "Split pane_id (or the target window's active pane); returns the new pane.",
         CREATE,
         split_window,
     ));
     tools.push(ToolDef::new(
         "kill_pane",
         "Kill Pane",
-        "Kill a pane and its process. Refuses the pane this MCP server runs in.",
+        "Kill a pane and its process.",
         DESTROY,
         kill_pane,
     ));
     tools.push(ToolDef::new(
         "send_keys",
         "Send Keys",
-        "Type into a pane; Enter follows unless enter=false (use enter=false for keys like C-c; literal=false reads key names). Returns at once, before the program reacts. In copy mode keys go to the mode.",
+        "Type into a pane, then Enter unless enter=false; in copy mode keys go to the mode.",
         INPUT,
         send_keys,
     ));
     tools.push(ToolDef::new(
         "capture_pane",
         "Capture Pane",
-        "The text a pane shows (or lines start..end; negative = scrollback), trailing blank lines trimmed, last max_lines lines with a header when cut. Default cap: 500 lines, 24 KB.",
+        "A pane's text: the screen, or lines start..end; the last max_lines lines, with a header when cut. Default cap: 500 lines, 24 KB.",
         READ,
         capture_pane,
     ));
     tools.push(ToolDef::new(
         "snapshot_pane",
         "Snapshot Pane",
-        "A pane's visible content (trimmed, last max_lines), cursor, copy-mode state, size and position in one call: prefer it over capture_pane plus get_pane_info. Default cap: 500 lines, 24 KB.",
+        "A pane's screen text (last max_lines), cursor, mode, size and position in one call. Default cap: 500 lines, 24 KB.",
         READ,
         snapshot_pane,
     ));
     tools.push(ToolDef::new(
         "display_message",
         "Evaluate tmux Format String",
-        "Read tmux variables of a pane, e.g. '#{pane_current_command} #{cursor_x}'. Only literal text and #{variable} references; modifiers and #(...) jobs are refused.",
+        "Read a pane's tmux variables; modifiers and #(...) jobs are refused.",
         READ,
         display_message,
     ));
@@ -167,7 +167,7 @@ pub struct SplitWindowArgs {
     pane_id: Option<String>,
     #[serde(flatten)]
     window: WindowTarget,
-    /// Where the new pane goes relative to the split one. Default: below.
+    /// Default: below.
     #[serde(default)]
     direction: Option<SplitDirection>,
     /// Cells (20) or a percentage ('30%').
@@ -360,7 +360,7 @@ pub async fn type_keys(target: &Target, pane: PaneId, keys: &str, how: Typing) -
 pub struct CapturePaneArgs {
     #[serde(flatten)]
     pane: PaneSel,
-    /// First line: 0 is the top of the screen, negative is scrollback.
+    /// First line: 0 is the screen's top, negative scrollback.
     #[serde(default)]
     start: Option<i64>,
     /// Last line (same numbering as start).
@@ -430,7 +430,7 @@ async fn capture_pane(app: Arc<App>, args: CapturePaneArgs, _: CallContext) -> T
 pub struct SnapshotPaneArgs {
     #[serde(flatten)]
     pane: PaneSel,
-    /// Keep at most this many lines of content (the last ones); null for no limit.
+    /// Keep the last N lines; null: all.
     #[serde(default, deserialize_with = "bounded::explicit")]
     #[schemars(with = "Option<i64>", extend("default" = 500))]
     max_lines: MaxLines,
@@ -476,7 +476,7 @@ async fn snapshot_pane(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct DisplayMessageArgs {
-    /// Literal text and '#{variable}' references (e.g. '#{cursor_x} #{cursor_y}').
+    /// Text and #{variable} references, e.g. '#{pane_current_command} #{cursor_x}'.
     format_string: String,
     #[serde(flatten)]
     pane: PaneSel,

@@ -8,6 +8,7 @@ use regex::{Regex, RegexBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::batch::OnError;
 use super::bounded::DEFAULT_BYTES;
 use super::pane::{self, Typing};
 use super::rows;
@@ -31,42 +32,42 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "send_keys_batch",
         "Send Keys Batch",
-        "Several send_keys operations in order, each with its own target, with per-operation results; on_error='stop' stops at the first failure.",
+        "Run send_keys operations in order, each with its own target; one result row each.",
         INPUT,
         send_keys_batch,
     ));
     tools.push(ToolDef::new(
         "paste_text",
         "Paste Text",
-        "Paste text into a pane via a temporary buffer. No Enter is added, but newlines submit lines; bracket=true uses bracketed paste when the program asked for it.",
+        "Paste text into a pane via a temporary buffer; no Enter is added.",
         INPUT,
         paste_text,
     ));
     tools.push(ToolDef::new(
         "clear_pane",
         "Clear Pane",
-        "Reset a pane's terminal and delete its scrollback history. The history cannot be recovered.",
+        "Reset a pane's terminal and delete its scrollback for good.",
         DESTROY,
         clear_pane,
     ));
     tools.push(ToolDef::new(
         "respawn_pane",
         "Respawn Pane",
-        "Restart a pane's process (kill=true kills the running one), keeping pane id and layout; shell replaces the default command.",
+        "Restart a pane's process, keeping its id and layout.",
         REPLACE,
         respawn_pane,
     ));
     tools.push(ToolDef::new(
         "pipe_pane",
         "Pipe Pane",
-        "Log a pane's output to output_path (appended unless append=false); null stops. Writes anywhere this tmux server can: use an absolute path.",
+        "Log a pane's output to a file, or stop; writes anywhere this tmux server can.",
         REPLACE,
         pipe_pane,
     ));
     tools.push(ToolDef::new(
         "search_panes",
         "Search Panes",
-        "Find panes whose text contains pattern (screen, or content_start..content_end; negative = scrollback); matching lines per pane, paged by offset/limit. Default cap: 24 KB (the rest in truncated_panes).",
+        "Find panes whose text (screen, or content_start..content_end) contains pattern; matching lines per pane, paged by offset/limit. Default cap: 24 KB (the rest in truncated_panes).",
         READ,
         search_panes,
     ));
@@ -74,11 +75,12 @@ pub fn register(tools: &mut Vec<ToolDef>) {
 
 // ---------------------------------------------------------------- send_keys_batch
 
-// One send_keys operation.
+// One send_keys operation. Its fields are described once, by send_keys
+// (plain comments keep them out of the schema).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendKeysOperation {
-    /// Text or key names to send.
+    // Text or key names to send.
     keys: String,
     /// Pane ID (e.g. '%1'). Wins over the other fields.
     #[serde(default)]
@@ -92,30 +94,22 @@ pub struct SendKeysOperation {
     /// Used without pane_id.
     #[serde(default)]
     window_id: Option<String>,
-    /// Press Enter after the keys.
+    // Press Enter after the keys.
     #[serde(default = "pane::yes")]
     enter: bool,
-    /// Send the text verbatim instead of reading key names.
+    // Send the text verbatim instead of reading key names.
     #[serde(default)]
     literal: bool,
-    /// Prefix a space to keep the line out of shell history.
+    // Prefix a space to keep the line out of shell history.
     #[serde(default)]
     suppress_history: bool,
 }
 
-#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum OnError {
-    #[default]
-    Stop,
-    Continue,
-}
-
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SendKeysBatchArgs {
-    /// The operations, run in order (at most 1000).
+    /// send_keys arguments, run in order (at most 1000).
     operations: Vec<SendKeysOperation>,
-    /// 'stop' ends the batch at the first failure; 'continue' runs the rest.
+    /// Stop at the first failed row, or continue.
     #[serde(default)]
     on_error: OnError,
     /// Seconds for the whole batch; operations left then fail.
@@ -263,11 +257,11 @@ async fn send_keys_batch(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct PasteTextArgs {
-    /// Text to paste (newlines submit lines).
+    /// Newlines submit lines.
     text: String,
     #[serde(flatten)]
     pane: PaneSel,
-    /// Wrap the paste in bracketed-paste sequences if the program enabled them.
+    /// Bracketed paste, when the program enabled it.
     #[serde(default = "pane::yes")]
     bracket: bool,
     #[serde(flatten)]
@@ -348,10 +342,10 @@ async fn clear_pane(app: Arc<App>, args: ClearPaneArgs, _: CallContext) -> ToolR
 pub struct RespawnPaneArgs {
     /// Pane ID (e.g. '%1').
     pane_id: String,
-    /// Kill the running process first; false only works on a dead pane.
+    /// Kill the running process; false works on a dead pane only.
     #[serde(default = "pane::yes")]
     kill: bool,
-    /// Command to run instead of the pane's default command.
+    /// Command instead of the default one.
     #[serde(default)]
     shell: Option<String>,
     #[serde(flatten)]
@@ -396,10 +390,10 @@ async fn respawn_pane(
 pub struct PipePaneArgs {
     #[serde(flatten)]
     pane: PaneSel,
-    /// File to write the pane's output to (absolute path recommended); null stops piping.
+    /// File (an absolute path) to write to; null stops.
     #[serde(default)]
     output_path: Option<String>,
-    /// Append to the file; false truncates it first.
+    /// false truncates the file first.
     #[serde(default = "pane::yes")]
     append: bool,
     #[serde(flatten)]
@@ -477,29 +471,29 @@ async fn pipe_pane(app: Arc<App>, args: PipePaneArgs, _: CallContext) -> ToolRes
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchPanesArgs {
-    /// Text to find (a regex when regex=true); at most 1000 characters.
+    /// At most 1000 characters.
     pattern: String,
-    /// pattern is a regular expression (Rust regex syntax).
+    /// pattern is a Rust regex.
     #[serde(default)]
     regex: bool,
     #[serde(flatten)]
     session: SessionSel,
-    /// Match case exactly.
+    // Match case exactly.
     #[serde(default)]
     match_case: bool,
-    /// First line: 0 is the top of the screen, negative is scrollback.
+    /// First line: 0 is the screen's top, negative scrollback.
     #[serde(default)]
     content_start: Option<i64>,
-    /// Last line to search (same numbering).
+    /// Last line (same numbering).
     #[serde(default)]
     content_end: Option<i64>,
-    /// Keep the last N matching lines per pane.
+    /// Last N matching lines kept per pane.
     #[serde(default = "default_lines_per_pane")]
     max_matched_lines_per_pane: i64,
-    /// Most panes returned; null for all.
+    /// Most panes returned; null: all.
     #[serde(default = "default_limit")]
     limit: Option<i64>,
-    /// Matching panes to skip (paging).
+    /// Panes to skip.
     #[serde(default)]
     offset: i64,
     #[serde(flatten)]

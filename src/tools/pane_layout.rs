@@ -21,49 +21,49 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "resize_pane",
         "Resize Pane",
-        "Resize a pane to height lines and/or width columns, or zoom=true to make it fill its window (zoom=false unzooms). Zooming also focuses the pane.",
+        "Resize a pane, or zoom it (zooming also focuses it).",
         ADJUST,
         resize_pane,
     ));
     tools.push(ToolDef::new(
         "set_pane_title",
         "Set Pane Title",
-        "Set a pane's title, stored literally ('#' is not expanded). Focus does not move. Programs in the pane can change it again.",
+        "Set a pane's title (stored literally); its programs may change it again.",
         ADJUST,
         set_pane_title,
     ));
     tools.push(ToolDef::new(
         "find_pane_by_position",
         "Find Pane By Position",
-        "The pane in a corner of a window (default: the first session's first window).",
+        "The pane in a corner of a window.",
         READ,
         find_pane_by_position,
     ));
     tools.push(ToolDef::new(
         "select_pane",
         "Select Pane",
-        "Focus a pane by pane_id, or move focus within a window by direction (next/previous wrap). Changes what an attached user sees. Returns the now-active pane.",
+        "Focus pane_id, or move focus by direction; returns the now-active pane.",
         CHANGE,
         select_pane,
     ));
     tools.push(ToolDef::new(
         "swap_pane",
         "Swap Pane",
-        "Swap the positions of two panes (also across windows). Focus stays with the pane that had it. Returns the source pane in its new position.",
+        "Swap two panes (also across windows); focus stays with the pane that had it.",
         CHANGE,
         swap_pane,
     ));
     tools.push(ToolDef::new(
         "enter_copy_mode",
         "Enter Copy Mode",
-        "Put a pane in copy mode, optionally scroll_up lines back. Keys then go to copy mode, not the program, until exit_copy_mode.",
+        "Put a pane in copy mode: keys go to the mode, not the program, until exit_copy_mode.",
         CHANGE,
         enter_copy_mode,
     ));
     tools.push(ToolDef::new(
         "exit_copy_mode",
         "Exit Copy Mode",
-        "Leave copy mode so keys reach the pane's program again. Does nothing when the pane is not in copy mode.",
+        "Leave copy mode so keys reach the program again (no-op outside it).",
         ADJUST,
         exit_copy_mode,
     ));
@@ -128,7 +128,7 @@ pub struct ResizePaneArgs {
     /// New width in columns.
     #[serde(default)]
     width: Option<i64>,
-    /// true: zoom this pane to fill its window; false: unzoom the window. Not with height/width.
+    /// true: this pane fills its window; false: unzoom. Not with height/width.
     #[serde(default)]
     zoom: Option<bool>,
     #[serde(flatten)]
@@ -176,7 +176,7 @@ async fn resize_pane(app: Arc<App>, args: ResizePaneArgs, _: CallContext) -> Too
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SetPaneTitleArgs {
-    /// The new title (stored literally).
+    // The new title (stored literally).
     title: String,
     #[serde(flatten)]
     pane: PaneSel,
@@ -238,7 +238,7 @@ impl Corner {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct FindPaneArgs {
-    /// Which corner of the window.
+    // Which corner of the window.
     corner: Corner,
     #[serde(flatten)]
     window: WindowTarget,
@@ -292,7 +292,7 @@ pub struct SelectPaneArgs {
     /// Pane ID (e.g. '%1') to focus.
     #[serde(default)]
     pane_id: Option<String>,
-    /// Move focus in the window: up/down/left/right, last (previously active), next/previous (wrap).
+    /// last: the previously active pane; next/previous wrap.
     #[serde(default)]
     direction: Option<PaneDirection>,
     #[serde(flatten)]
@@ -367,9 +367,9 @@ async fn select_pane(app: Arc<App>, args: SelectPaneArgs, _: CallContext) -> Too
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SwapPaneArgs {
-    /// Pane ID (e.g. '%1') to move; returned in its new position.
+    /// Pane to move; returned in its new place.
     source_pane_id: String,
-    /// Pane ID (e.g. '%2') it trades places with.
+    // Pane ID (e.g. '%2') it trades places with.
     target_pane_id: String,
     #[serde(flatten)]
     sock: Sock,
@@ -396,7 +396,7 @@ async fn swap_pane(app: Arc<App>, args: SwapPaneArgs, _: CallContext) -> ToolRes
 pub struct EnterCopyModeArgs {
     #[serde(flatten)]
     pane: PaneSel,
-    /// Lines to scroll up into the scrollback (at most its size).
+    /// Lines to scroll back.
     #[serde(default)]
     scroll_up: Option<i64>,
     #[serde(flatten)]

@@ -30,7 +30,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "run_command",
         "Run Command",
-        "Run a shell command in a pane at a shell prompt (bash, sh, zsh, fish), wait, and return its exit status and its own output. Runs in a subshell. On timeout it keeps running (timed_out). Output: a screenful (at most 100 lines, 8 KB; head and tail); capture_since(cursor) pages the rest.",
+        "Run a command in a subshell at a pane's shell prompt (bash, sh, zsh, fish), wait, and return its exit status and own output. On timeout it keeps running (timed_out). Output: a screenful (at most 100 lines, 8 KB; head and tail); capture_since(cursor) pages the rest.",
         INPUT,
         run_command,
     ));

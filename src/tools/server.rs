@@ -23,56 +23,56 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "list_sessions",
         "List tmux Sessions",
-        "List the sessions of a tmux server. Searches metadata only; use search_panes or capture_pane for terminal text.",
+        "List a tmux server's sessions.",
         READ,
         list_sessions,
     ));
     tools.push(ToolDef::new(
         "get_server_info",
         "Get tmux Server Info",
-        "Report whether a tmux server is alive, its socket, session count and version. A socket with no server gives is_alive=false, not an error.",
+        "Whether a tmux server is alive, its socket, session count and version (no server: is_alive=false).",
         READ,
         get_server_info,
     ));
     tools.push(ToolDef::new(
         "list_servers",
         "List tmux Servers",
-        "Find live tmux servers: sockets in $TMUX_TMPDIR/tmux-<uid>/ that accept a connection, plus any extra_socket_paths. Each is reported like get_server_info.",
+        "Find live tmux servers: sockets in $TMUX_TMPDIR/tmux-<uid>/ and extra_socket_paths, each like get_server_info.",
         READ,
         list_servers,
     ));
     tools.push(ToolDef::new(
         "kill_server",
         "Kill tmux Server",
-        "Kill a tmux server with every session and process in it. Refuses the server this MCP server runs in.",
+        "Kill a tmux server and every session and process in it.",
         DESTROY,
         kill_server,
     ));
     tools.push(ToolDef::new(
         "get_session_info",
         "Get tmux Session Info",
-        "Metadata of one session (session_id wins over session_name; default: the first session).",
+        "One session's metadata.",
         READ,
         get_session_info,
     ));
     tools.push(ToolDef::new(
         "create_session",
         "Create tmux Session",
-        "Create a detached session with one window and one pane. Returns its SessionInfo; active_pane_id is the new pane.",
+        "Create a detached session (one window, one pane); active_pane_id is its pane.",
         CREATE,
         create_session,
     ));
     tools.push(ToolDef::new(
         "kill_session",
         "Kill tmux Session",
-        "Kill a session and every process in it. Needs session_name or session_id. Refuses the session this MCP server runs in.",
+        "Kill a session and its processes; needs session_name or session_id.",
         DESTROY,
         kill_session,
     ));
     tools.push(ToolDef::new(
         "rename_session",
         "Rename tmux Session",
-        "Rename a session (default: the first) and return it. The name is stored literally ('#' is not expanded); no '.' or ':'.",
+        "Rename a session (the name is stored literally).",
         CHANGE,
         rename_session,
     ));
@@ -90,7 +90,7 @@ pub struct Sock {
 pub struct ListSessionsArgs {
     #[serde(flatten)]
     sock: Sock,
-    /// {"field[__op]": "value"} filters; ops exact, iexact, contains, icontains, startswith, istartswith, endswith, iendswith, in, nin, regex, iregex.
+    /// {"field[__op]": "value"}; ops exact, contains, startswith, endswith, regex (i-prefixed: any case), in, nin.
     #[serde(default)]
     filters: Option<Filters>,
 }
@@ -357,7 +357,7 @@ async fn kill_session(app: Arc<App>, args: SessionArgs, _: CallContext) -> ToolR
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RenameSessionArgs {
-    /// New session name (no '.' or ':').
+    /// No '.' or ':'.
     new_name: String,
     #[serde(flatten)]
     session: SessionSel,

@@ -28,7 +28,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "wait_for_text",
         "Wait For Text",
-        "Wait for NEW output matching patterns (literal, case-insensitive unless regex/match_case), or a stop marker such as 'error:', or the timeout; patterns=null waits for any output. Event-driven; interval is ignored.",
+        "Wait for NEW output matching patterns, or a stop pattern, or the timeout.",
         READ,
         wait_for_text,
     ));
@@ -36,7 +36,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "capture_since",
         "Capture Since",
-        "Incremental read: without cursor, the screen and a cursor; with the previous cursor, exactly the lines printed since (never twice). lines_missed says output was lost. Default cap: 500 lines, 24 KB per call; truncated: call again with the cursor.",
+        "Incremental read: without cursor, the screen and a cursor; with it, exactly the lines printed since. lines_missed says output was lost. Default cap: 500 lines, 24 KB per call; truncated: call again with the cursor.",
         READ,
         capture_since,
     ));
@@ -87,13 +87,13 @@ pub(super) fn seconds(value: f64, name: &str) -> ToolResult<Duration> {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForTextArgs {
-    /// Success patterns; null: any new output.
+    /// Literal, case-insensitive unless regex/match_case; null: any new output.
     #[serde(default)]
     patterns: Option<Vec<String>>,
-    /// Failure patterns: a hit ends the wait (outcome 'stopped').
+    /// Failure patterns (e.g. 'error:'): a hit ends the wait as 'stopped'.
     #[serde(default)]
     stop: Option<Vec<String>>,
-    /// Treat patterns and stop as regular expressions.
+    /// patterns and stop are regular expressions.
     #[serde(default)]
     regex: bool,
     #[serde(flatten)]
@@ -101,10 +101,10 @@ pub struct WaitForTextArgs {
     /// Seconds to wait (capped by the server).
     #[serde(default = "default_wait_timeout")]
     timeout: f64,
-    /// Ignored (nothing polls); kept for compatibility.
+    /// Ignored (event-driven).
     #[serde(default = "default_interval")]
     interval: f64,
-    /// Match case (default: case-insensitive).
+    // Match case (default: case-insensitive).
     #[serde(default)]
     match_case: bool,
     #[serde(flatten)]
@@ -405,7 +405,7 @@ async fn wait_for_text(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct CaptureSinceArgs {
-    /// The cursor returned by the previous call (or by run_command); omit on the first call.
+    /// From the previous call or run_command; omit at first.
     #[serde(default)]
     cursor: Option<String>,
     #[serde(flatten)]

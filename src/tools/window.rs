@@ -19,63 +19,63 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "list_windows",
         "List tmux Windows",
-        "List the windows of a session, or of the whole server when no session is given. Metadata only.",
+        "List a session's windows, or every window when no session is given.",
         READ,
         list_windows,
     ));
     tools.push(ToolDef::new(
         "get_window_info",
         "Get tmux Window Info",
-        "Metadata of one window: window_id wins; else window_index in the session (given or first); else the session's first window.",
+        "One window's metadata.",
         READ,
         get_window_info,
     ));
     tools.push(ToolDef::new(
         "create_window",
         "Create tmux Window",
-        "Create a window (one pane) in a session (default: the first). It stays in the background unless attach=true.",
+        "Create a window (one pane) in a session; it stays in the background unless attach=true.",
         CREATE,
         create_window,
     ));
     tools.push(ToolDef::new(
         "kill_window",
         "Kill tmux Window",
-        "Kill a window and its panes' processes. Refuses the window this MCP server runs in.",
+        "Kill a window and its panes' processes.",
         DESTROY,
         kill_window,
     ));
     tools.push(ToolDef::new(
         "rename_window",
         "Rename tmux Window",
-        "Rename a window and return it. The name is stored literally ('#' is not expanded) and turns off automatic renaming.",
+        "Rename a window (stored literally); turns off automatic renaming.",
         CHANGE,
         rename_window,
     ));
     tools.push(ToolDef::new(
         "select_window",
         "Select tmux Window",
-        "Make a window its session's current one (window_id, window_index, or direction next/previous/last). Changes what an attached user sees.",
+        "Make a window its session's current one, by target or direction.",
         CHANGE,
         select_window,
     ));
     tools.push(ToolDef::new(
         "select_layout",
         "Select tmux Layout",
-        "Arrange a window's panes: even-horizontal, even-vertical, main-horizontal, main-vertical, tiled (-mirrored needs tmux 3.5), or a window_layout string.",
+        "Arrange a window's panes: even-horizontal, even-vertical, main-horizontal, main-vertical, tiled (-mirrored: tmux 3.5+), or a window_layout string.",
         CHANGE,
         select_layout,
     ));
     tools.push(ToolDef::new(
         "resize_window",
         "Resize tmux Window",
-        "Set a window's width and/or height in cells (1-10000). This sets the window's window-size option to manual, so it no longer follows client sizes.",
+        "Set a window's width and/or height (1-10000 cells); it then stops following client sizes.",
         CHANGE,
         resize_window,
     ));
     tools.push(ToolDef::new(
         "move_window",
         "Move tmux Window",
-        "Move a window to another index and/or session (empty destination_index: next free). Moving a session's last window away ends that session.",
+        "Move a window to another index and/or session; moving a session's last window away ends that session.",
         CHANGE,
         move_window,
     ));
@@ -327,7 +327,7 @@ pub struct SelectWindowArgs {
     /// Window index within the session.
     #[serde(default)]
     window_index: Option<String>,
-    /// Or move within the session: next, previous, last (previously current).
+    /// last: the previously current window.
     #[serde(default)]
     direction: Option<WindowDirection>,
     #[serde(flatten)]
@@ -385,7 +385,7 @@ async fn select_window(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SelectLayoutArgs {
-    /// Layout name or layout string (see the description).
+    /// A name or a layout string.
     layout: String,
     #[serde(flatten)]
     window: WindowTarget,
@@ -490,10 +490,10 @@ async fn resize_window(
 pub struct MoveWindowArgs {
     #[serde(flatten)]
     window: WindowTarget,
-    /// Index to move to (digits); empty: the next free index.
+    /// Digits; empty: the next free index.
     #[serde(default)]
     destination_index: String,
-    /// Session to move into (name or ID); default: the window's own session.
+    /// Name or $id; default: the window's own.
     #[serde(default)]
     destination_session: Option<String>,
     #[serde(flatten)]

@@ -148,10 +148,26 @@ pub async fn ok(service: &TmuxService, name: &str, args: Value) -> Value {
     let result = call(service, name, args).await;
     assert!(!result.is_error, "{name} failed: {:?}", result.content);
     let value = result.structured_content.expect("structured content");
-    match value.get("result") {
+    let value = match value.get("result") {
         Some(inner) if value.as_object().is_some_and(|o| o.len() == 1) => inner.clone(),
         _ => value,
+    };
+    assert_text_mirrors(name, &result.content, &value);
+    value
+}
+
+/// The text a model reads is the structured value once, as compact JSON
+/// (a string result as the bare string, an empty list as no block).
+fn assert_text_mirrors(name: &str, content: &[Value], value: &Value) {
+    let texts: Vec<&str> = content.iter().filter_map(|b| b["text"].as_str()).collect();
+    if value.as_array().is_some_and(Vec::is_empty) && texts.is_empty() {
+        return;
     }
+    let expected = match value {
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string(other).unwrap(),
+    };
+    assert_eq!(texts, [expected.as_str()], "{name}: the text copy");
 }
 
 /// Calls a tool that must fail and returns its error text.
