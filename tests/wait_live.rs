@@ -277,7 +277,7 @@ async fn run_command_returns_exact_output_and_status() {
         json!({"pane_id": pane, "command": "seq 1 10", "max_lines": 3}),
     )
     .await;
-    let gap = "[... 7 lines left out; capture_since with this result's cursor pages them ...]";
+    let gap = "[... 7 lines left out ...]";
     assert_eq!(
         (r["output"].clone(), r["output_truncated_lines"].clone()),
         (json!(["1", "2", gap, "10"]), json!(7))

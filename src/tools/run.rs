@@ -423,7 +423,9 @@ async fn collect(
 }
 
 fn left_out_line(n: usize) -> String {
-    format!("[... {n} lines left out; capture_since with this result's cursor pages them ...]")
+    // Short: the model reads it on every truncated result; the description
+    // says how to page the rest (capture_since with the result's cursor).
+    format!("[... {n} lines left out ...]")
 }
 
 async fn run_command(
