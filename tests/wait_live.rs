@@ -7,46 +7,10 @@ mod support;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{PrivateTmux, err, ok};
-use tmux_mcp::mcp::{CallContext, CallToolResult, Logger, Outbox, Progress, RequestGate, Service};
-use tmux_mcp::tools::TmuxService;
-use tokio::sync::mpsc;
+use support::{PrivateTmux, RESULT_BOUND, err, finish, ok, ok_sized, start_armed};
 use tokio_util::sync::CancellationToken;
 
 const BOUND: Duration = Duration::from_secs(15);
-
-/// Starts a tool call with a progress token; returns once the call has sent
-/// its first progress notification (for wait_for_text: armed).
-async fn start_armed(
-    svc: &TmuxService,
-    tool: &str,
-    args: Value,
-    cancel: CancellationToken,
-) -> tokio::task::JoinHandle<CallToolResult> {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let outbox = Outbox(tx);
-    let ctx = CallContext {
-        cancel,
-        progress: Progress::new(Some(json!("t")), outbox, RequestGate::new()),
-        log: Logger::none(),
-    };
-    let call = svc.call_tool(tool, args, ctx).expect("tool exists");
-    let handle = tokio::spawn(call);
-    let armed = tokio::time::timeout(BOUND, rx.recv())
-        .await
-        .expect("armed in time");
-    assert!(armed.is_some(), "the call ended before it was armed");
-    handle
-}
-
-async fn finish(handle: tokio::task::JoinHandle<CallToolResult>) -> Value {
-    let result = tokio::time::timeout(BOUND, handle)
-        .await
-        .expect("finished in time")
-        .expect("no panic");
-    assert!(!result.is_error, "{:?}", result.content);
-    result.structured_content.expect("structured")
-}
 
 #[tokio::test]
 async fn wait_for_text_sees_only_output_written_after_it_began() {
@@ -307,22 +271,84 @@ async fn run_command_returns_exact_output_and_status() {
         (r["exit_status"].clone(), r["output"].clone()),
         (json!(0), json!(["still-2"]))
     );
-    let r = ok(&svc, "run_command", run("seq 1 20000")).await;
-    let out = r["output"].as_array().unwrap();
-    assert_eq!(
-        (out.len(), out[0].clone(), out[19999].clone()),
-        (20000, json!("1"), json!("20000"))
-    );
     let r = ok(
         &svc,
         "run_command",
         json!({"pane_id": pane, "command": "seq 1 10", "max_lines": 3}),
     )
     .await;
+    let gap = "[... 7 lines left out ...]";
     assert_eq!(
         (r["output"].clone(), r["output_truncated_lines"].clone()),
-        (json!(["8", "9", "10"]), json!(7))
+        (json!(["1", "2", gap, "10"]), json!(7))
     );
+    let r = ok(
+        &svc,
+        "run_command",
+        json!({"pane_id": pane, "command": "seq 1 300", "max_lines": null}),
+    )
+    .await;
+    assert_eq!(r["output"].as_array().unwrap().len(), 300);
+    assert_eq!(r["output_truncated"], false);
+}
+
+/// A flood comes back as a screenful, head and tail, with an exact count
+/// between; the result's cursor pages exactly the command's output.
+#[tokio::test]
+async fn run_command_output_is_a_screenful_and_pages_exactly() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+    let height: usize = tmux
+        .cmd(&["display-message", "-p", "-t", &pane, "#{pane_height}"])
+        .trim()
+        .parse()
+        .unwrap();
+    let args = json!({"pane_id": pane, "command": "seq 1 20000", "timeout": 20});
+    let r = ok(&svc, "run_command", args).await;
+    let out: Vec<&str> = r["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let kept = height.min(100);
+    assert_eq!(out.len(), kept + 1, "{out:?}");
+    let head = kept.div_ceil(2);
+    let expected_head: Vec<String> = (1..=head).map(|i| i.to_string()).collect();
+    assert_eq!(out[..head], expected_head[..]);
+    assert_eq!(*out.last().unwrap(), "20000");
+    let left = 20000 - kept;
+    assert_eq!(r["output_truncated_lines"], json!(left));
+    assert!(
+        out[head].contains(&format!("{left} lines left out")),
+        "{}",
+        out[head]
+    );
+    assert_eq!(r["exit_status"], 0);
+
+    // Page the whole output from the cursor: every line once, in order.
+    let mut cursor = r["cursor"].as_str().expect("a cursor").to_owned();
+    let mut all: Vec<String> = Vec::new();
+    for _ in 0..1000 {
+        let (page, size) = ok_sized(&svc, "capture_since", json!({"cursor": cursor})).await;
+        assert!(size < RESULT_BOUND, "a page of {size} bytes");
+        let lines = page["lines"].as_array().unwrap();
+        cursor = page["cursor"].as_str().unwrap().to_owned();
+        all.extend(lines.iter().map(|l| l.as_str().unwrap().to_owned()));
+        if page["truncated"] == false {
+            break;
+        }
+    }
+    let expected: Vec<String> = (1..=20000).map(|i| i.to_string()).collect();
+    assert_eq!(
+        all.len(),
+        expected.len(),
+        "{:?} {:?}",
+        &all[..3],
+        &all[all.len() - 3..]
+    );
+    assert!(all == expected, "the pages are not exactly the output");
 }
 
 #[tokio::test]

@@ -15,7 +15,8 @@ use crate::mcp::CallContext;
 
 pub const NAME: &str = "call_read_tools_batch";
 const MAX_OPERATIONS: usize = 1000;
-const MAX_RESPONSE: usize = 1_000_000;
+/// The bound of a batch's whole result, both copies counted.
+const MAX_RESPONSE: usize = 60 * 1024;
 /// Tools that enforce their own wait ceiling: a batch would multiply it.
 const SELF_BOUNDED: &[&str] = &["run_command", "wait_for_text", "wait_for_channel"];
 
@@ -23,7 +24,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         NAME,
         "Call Read Tools Batch",
-        "Run inspect tools in order, one result row each (socket_name goes in each operation's arguments); tools that change state or wait are refused.",
+        "Run inspect tools in order, one result row each (socket_name goes in each operation's arguments); tools that change state or wait are refused. Capped at 60 KB (oldest rows elided).",
         READ,
         call_read_tools_batch,
     ));
@@ -203,8 +204,11 @@ async fn call_read_tools_batch(
         results.push(row);
         while total > MAX_RESPONSE && elided < results.len() {
             let r = &mut results[elided];
-            r.content =
-                vec![json!({"type": "text", "text": "[... batch truncated nested content ...]"})];
+            let text = format!(
+                "[... batch truncated nested content: call {} alone for its result ...]",
+                r.tool
+            );
+            r.content = vec![json!({"type": "text", "text": text})];
             r.structured_content = None;
             let now = 2 * serde_json::to_string(&*r).map_or(0, |s| s.len());
             truncated_bytes += sizes[elided].saturating_sub(now) / 2;

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::pane::{backstop, check_max_lines};
+use super::bounded::{self, MaxLines};
+use super::pane::{CAPTURE_DEFAULT, backstop};
 use super::server::Sock;
 use super::target::{self, PaneSel};
 use super::{App, CREATE, DESTROY, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
@@ -38,7 +39,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "show_buffer",
         "Show tmux Buffer",
-        "Read back a load_buffer buffer exactly; the last max_lines lines (content_truncated says so).",
+        "Read back a load_buffer buffer exactly; the last max_lines lines (content_truncated says so). Default cap: 500 lines, 24 KB.",
         READ,
         show_buffer,
     ));
@@ -206,14 +207,11 @@ pub struct ShowBufferArgs {
     // A buffer_name from load_buffer.
     buffer_name: String,
     /// Keep the last N lines; null: all.
-    #[serde(default = "default_max_lines")]
-    max_lines: Option<i64>,
+    #[serde(default, deserialize_with = "bounded::explicit")]
+    #[schemars(with = "Option<i64>", extend("default" = 500))]
+    max_lines: MaxLines,
     #[serde(flatten)]
     sock: Sock,
-}
-
-fn default_max_lines() -> Option<i64> {
-    Some(500)
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -221,7 +219,7 @@ pub struct BufferContent {
     buffer_name: String,
     /// The buffer's text (exact unless truncated).
     content: String,
-    /// True when the oldest lines were dropped to fit max_lines.
+    /// True when the oldest lines (or bytes) were dropped to fit the bound.
     content_truncated: bool,
     /// How many lines were dropped.
     content_truncated_lines: i64,
@@ -327,7 +325,11 @@ async fn show_buffer(
     _: CallContext,
 ) -> ToolResult<BufferContent> {
     check_buffer_name(&args.buffer_name)?;
-    check_max_lines(args.max_lines)?;
+    let bound = bounded::bound(
+        args.max_lines,
+        CAPTURE_DEFAULT,
+        app.config.limits.tool_result,
+    )?;
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let show = async {
         target
@@ -349,24 +351,20 @@ async fn show_buffer(
         .map(|v| String::from_utf8_lossy(v).into_owned())
         .unwrap_or_default();
     let text = buffer_text(&lines, escapes_show_buffer(&version), size)?;
-    let mut lines: Vec<&str> = text.split('\n').collect();
+    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
     if text.ends_with('\n') {
         lines.pop();
     }
-    let cut = match args.max_lines {
-        Some(max) if lines.len() > max as usize => lines.len() - max as usize,
-        _ => 0,
-    };
+    let cut = bounded::lines_to_cut(&lines, bound);
     let content = if cut > 0 {
         lines[cut..].join("\n")
     } else {
         text
     };
-    let limit = app.config.limits.tool_result;
-    let cut_bytes = content.len() > limit;
+    let cut_bytes = content.len() > bound.1;
     Ok(BufferContent {
         buffer_name: args.buffer_name,
-        content: backstop(content, limit),
+        content: backstop(content, bound.1),
         content_truncated: cut > 0 || cut_bytes,
         content_truncated_lines: cut as i64,
     })

@@ -9,6 +9,7 @@
 
 mod audit;
 mod batch;
+mod bounded;
 mod buffers;
 mod channel;
 mod filters;
@@ -21,6 +22,7 @@ mod pane_layout;
 pub mod prompts;
 pub mod resources;
 mod rows;
+mod run;
 mod server;
 mod spawn;
 mod target;

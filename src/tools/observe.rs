@@ -35,11 +35,21 @@ pub struct Watch {
     /// The pane's foreground command when the watch began (its shell, when
     /// it sits at a prompt).
     pub command: String,
+    /// The pane's size and cursor when the watch began.
+    pub geometry: Geometry,
     /// The recording's end when this watch began.
     origin: u64,
     command_timeout: Duration,
     signal: watch::Receiver<u64>,
     structure: u64,
+}
+
+/// A pane's size and cursor position, in cells.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Geometry {
+    pub width: usize,
+    pub height: usize,
+    pub cursor_x: usize,
 }
 
 /// What a read found besides its lines.
@@ -64,22 +74,7 @@ static CURSOR_MOVE: LazyLock<Regex> =
 impl Watch {
     /// Starts (or joins) the recording of `id`'s output.
     pub async fn start(target: &Target, id: PaneId) -> ToolResult<Watch> {
-        let format = rows::format(&["pane_id", "session_id", "pane_current_command"]);
-        let lines = target
-            .run(
-                Command::new("display-message")
-                    .flag("-p")
-                    .target(id)
-                    .arg(format),
-            )
-            .await?;
-        let record = rows::records(&lines, 3)
-            .into_iter()
-            .next()
-            .filter(|r| r[0] == id.to_string());
-        let (session, command) = record
-            .and_then(|r| Some((SessionId::parse(r[1].as_bytes())?, r[2].clone())))
-            .ok_or_else(|| pane_not_found(&id.to_string()))?;
+        let (session, command, geometry) = describe(target, id).await?;
         let client = target.hub.streaming(session).await?;
         let pane = target.hub.panes().watch(id, session);
         let signal = pane.subscribe();
@@ -93,11 +88,18 @@ impl Watch {
             client,
             session,
             command,
+            geometry,
             origin,
             command_timeout: target.hub.limits().tmux_command_timeout,
             signal,
             structure,
         })
+    }
+
+    /// Reads the pane's size and cursor again.
+    pub async fn refresh_geometry(&mut self, target: &Target) -> ToolResult<()> {
+        self.geometry = describe(target, self.id).await?.2;
+        Ok(())
     }
 
     /// The recording's current end: output from here on is new.
@@ -132,33 +134,51 @@ impl Watch {
     }
 
     /// Reads everything recorded from `cursor` on through `view`, advancing
-    /// the cursor; `on_line` gets each completed line. The pane's lock is
-    /// held only to copy a bounded chunk out: the connection's reader needs
-    /// it to append output, and must never wait on a waiter's parsing.
+    /// the cursor; `on_line` gets each completed line.
     pub fn read(
         &self,
         cursor: &mut u64,
         view: &mut LineView,
         on_line: &mut impl FnMut(&[u8]),
     ) -> ReadInfo {
+        self.read_raw(cursor, &mut |_, chunk, gap| {
+            if gap {
+                view.reset();
+            }
+            view.feed(chunk, on_line);
+        })
+    }
+
+    /// Reads everything recorded from `cursor` on as raw bytes, advancing
+    /// the cursor; `on_chunk` gets each chunk with its ring offset, and
+    /// `true` when output was lost just before it. The pane's lock is held
+    /// only to copy a bounded chunk out: the connection's reader needs it to
+    /// append output, and must never wait on a waiter's parsing.
+    pub fn read_raw(
+        &self,
+        cursor: &mut u64,
+        on_chunk: &mut impl FnMut(u64, &[u8], bool),
+    ) -> ReadInfo {
         let mut info = ReadInfo::default();
         let mut chunk = Vec::new();
         loop {
             chunk.clear();
-            let caught_up = {
+            let (at, gap, caught_up) = {
                 let state = self.pane.lock();
                 let read = state.ring.read(*cursor, READ_CHUNK);
                 // A gap where this watch began is not a loss for it: the
                 // capture at the sync point already shows what came before.
-                if read.evicted > 0 || (read.after_gap && read.from != self.origin) {
-                    info.missed = true;
-                    view.reset();
-                }
+                let gap = read.evicted > 0 || (read.after_gap && read.from != self.origin);
                 chunk.extend_from_slice(read.head);
                 chunk.extend_from_slice(read.tail);
                 *cursor = read.from + chunk.len() as u64;
-                chunk.is_empty() || *cursor >= state.ring.end()
+                (
+                    read.from,
+                    gap,
+                    chunk.is_empty() || *cursor >= state.ring.end(),
+                )
             };
+            info.missed |= gap;
             info.bytes += chunk.len();
             if memchr::memchr(0x1b, &chunk).is_some() {
                 info.redraw |= CURSOR_MOVE.is_match(&chunk);
@@ -167,7 +187,7 @@ impl Watch {
                     info.redraw = true;
                 }
             }
-            view.feed(&chunk, on_line);
+            on_chunk(at, &chunk, gap);
             if caught_up {
                 break;
             }
@@ -252,6 +272,41 @@ impl Watch {
             }
         }
     }
+}
+
+/// A pane's session, foreground command, size and cursor.
+async fn describe(target: &Target, id: PaneId) -> ToolResult<(SessionId, String, Geometry)> {
+    let format = rows::format(&[
+        "pane_id",
+        "session_id",
+        "pane_current_command",
+        "pane_width",
+        "pane_height",
+        "cursor_x",
+    ]);
+    let lines = target
+        .run(
+            Command::new("display-message")
+                .flag("-p")
+                .target(id)
+                .arg(format),
+        )
+        .await?;
+    let record = rows::records(&lines, 6)
+        .into_iter()
+        .next()
+        .filter(|r| r[0] == id.to_string());
+    record
+        .and_then(|r| {
+            let cells = |i: usize| r[i].parse().unwrap_or(0);
+            let geometry = Geometry {
+                width: cells(3),
+                height: cells(4),
+                cursor_x: cells(5),
+            };
+            Some((SessionId::parse(r[1].as_bytes())?, r[2].clone(), geometry))
+        })
+        .ok_or_else(|| pane_not_found(&id.to_string()))
 }
 
 /// Resolves the pane a call means and starts watching it.

@@ -6,6 +6,7 @@ use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::bounded::{self, DEFAULT_BYTES, MaxLines};
 use super::filters::{self, Filters};
 use super::models::{PaneInfo, PaneSnapshot};
 use super::rows;
@@ -56,14 +57,14 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "capture_pane",
         "Capture Pane",
-        "A pane's text: the screen, or lines start..end; the last max_lines lines, with a header when cut.",
+        "A pane's text: the screen, or lines start..end; the last max_lines lines, with a header when cut. Default cap: 500 lines, 24 KB.",
         READ,
         capture_pane,
     ));
     tools.push(ToolDef::new(
         "snapshot_pane",
         "Snapshot Pane",
-        "A pane's screen text (last max_lines), cursor, mode, size and position in one call.",
+        "A pane's screen text (last max_lines), cursor, mode, size and position in one call. Default cap: 500 lines, 24 KB.",
         READ,
         snapshot_pane,
     ));
@@ -366,24 +367,15 @@ pub struct CapturePaneArgs {
     #[serde(default)]
     end: Option<i64>,
     /// Keep the last N lines; null: all.
-    #[serde(default = "default_max_lines")]
-    max_lines: Option<i64>,
+    #[serde(default, deserialize_with = "bounded::explicit")]
+    #[schemars(with = "Option<i64>", extend("default" = 500))]
+    max_lines: MaxLines,
     #[serde(flatten)]
     sock: Sock,
 }
 
-fn default_max_lines() -> Option<i64> {
-    Some(500)
-}
-
-pub(super) fn check_max_lines(max_lines: Option<i64>) -> ToolResult<()> {
-    match max_lines {
-        Some(n) if n <= 0 => Err(ToolError::invalid(format!(
-            "max_lines must be positive or null (received {n})"
-        ))),
-        _ => Ok(()),
-    }
-}
+/// The default bound of a capture: 500 lines and [`DEFAULT_BYTES`].
+pub(super) const CAPTURE_DEFAULT: (usize, usize) = (500, DEFAULT_BYTES);
 
 /// A `capture-pane -p` reply as lines, trailing blank rows trimmed.
 pub(super) fn trimmed_lines(reply: &[Vec<u8>]) -> Vec<String> {
@@ -395,14 +387,6 @@ pub(super) fn trimmed_lines(reply: &[Vec<u8>]) -> Vec<String> {
         lines.pop();
     }
     lines
-}
-
-/// How many leading lines to cut to keep at most `max_lines`.
-fn lines_to_cut(lines: &[String], max_lines: Option<i64>) -> usize {
-    match max_lines {
-        Some(max) if lines.len() > max as usize => lines.len() - max as usize,
-        _ => 0,
-    }
 }
 
 /// The global response backstop: keeps the last `limit` bytes.
@@ -418,7 +402,11 @@ pub(super) fn backstop(text: String, limit: usize) -> String {
 }
 
 async fn capture_pane(app: Arc<App>, args: CapturePaneArgs, _: CallContext) -> ToolResult<String> {
-    check_max_lines(args.max_lines)?;
+    let bound = bounded::bound(
+        args.max_lines,
+        CAPTURE_DEFAULT,
+        app.config.limits.tool_result,
+    )?;
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let cmd = Command::new("capture-pane").flag("-p").target(pane);
@@ -426,16 +414,16 @@ async fn capture_pane(app: Arc<App>, args: CapturePaneArgs, _: CallContext) -> T
         .opt_if("-S", args.start.map(|n| n.to_string()))
         .opt_if("-E", args.end.map(|n| n.to_string()));
     let lines = trimmed_lines(&target.run(cmd).await?);
-    let cut = lines_to_cut(&lines, args.max_lines);
+    let cut = bounded::lines_to_cut(&lines, bound);
     let text = if cut > 0 {
         format!(
-            "[... truncated {cut} lines ...]\n{}",
+            "[... truncated {cut} lines; max_lines=null or start/end read them ...]\n{}",
             lines[cut..].join("\n")
         )
     } else {
         lines.join("\n")
     };
-    Ok(backstop(text, app.config.limits.tool_result))
+    Ok(backstop(text, bound.1))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -443,8 +431,9 @@ pub struct SnapshotPaneArgs {
     #[serde(flatten)]
     pane: PaneSel,
     /// Keep the last N lines; null: all.
-    #[serde(default = "default_max_lines")]
-    max_lines: Option<i64>,
+    #[serde(default, deserialize_with = "bounded::explicit")]
+    #[schemars(with = "Option<i64>", extend("default" = 500))]
+    max_lines: MaxLines,
     #[serde(flatten)]
     sock: Sock,
 }
@@ -454,7 +443,11 @@ async fn snapshot_pane(
     args: SnapshotPaneArgs,
     _: CallContext,
 ) -> ToolResult<PaneSnapshot> {
-    check_max_lines(args.max_lines)?;
+    let bound = bounded::bound(
+        args.max_lines,
+        CAPTURE_DEFAULT,
+        app.config.limits.tool_result,
+    )?;
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let fields = rows::SNAPSHOT_FIELDS;
@@ -473,8 +466,8 @@ async fn snapshot_pane(
         .filter(|s| s.pane_id == pane.to_string())
         .ok_or_else(|| target::pane_not_found(&pane.to_string()))?;
     let lines = trimmed_lines(&capture);
-    let cut = lines_to_cut(&lines, args.max_lines);
-    snap.content = backstop(lines[cut..].join("\n"), app.config.limits.tool_result);
+    let cut = bounded::lines_to_cut(&lines, bound);
+    snap.content = backstop(lines[cut..].join("\n"), bound.1);
     snap.content_truncated = cut > 0;
     snap.content_truncated_lines = cut as i64;
     snap.is_caller = app.is_caller(&target, &snap.pane_id);

@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::batch::OnError;
+use super::bounded::DEFAULT_BYTES;
 use super::pane::{self, Typing};
 use super::rows;
 use super::server::Sock;
@@ -66,7 +67,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
         "search_panes",
         "Search Panes",
-        "Find panes whose text (screen, or content_start..content_end) contains pattern; matching lines per pane, paged by offset/limit.",
+        "Find panes whose text (screen, or content_start..content_end) contains pattern; matching lines per pane, paged by offset/limit. Default cap: 24 KB (the rest in truncated_panes).",
         READ,
         search_panes,
     ));
@@ -682,20 +683,26 @@ async fn search_panes(
     let rest = matches.split_off(end);
     let mut page: Vec<PaneContentMatch> = matches.split_off(start);
     let mut truncated_panes: Vec<String> = rest.into_iter().map(|m| m.pane_id).collect();
-    // Keep the whole result under the response bound by moving panes from
-    // the end of the page to truncated_panes (the JSON stays whole).
-    let budget = app.config.limits.tool_result;
-    let mut size: usize = page
-        .iter()
-        .map(|m| serde_json::to_string(m).map_or(0, |s| s.len() + 1))
-        .sum::<usize>()
+    // Keep the whole result under the default bound by moving panes from
+    // the end of the page to truncated_panes (the JSON stays whole), and
+    // offset pages through them. A lone pane over the bound keeps its last
+    // matched lines.
+    let budget = DEFAULT_BYTES;
+    let json_size = |m: &PaneContentMatch| serde_json::to_string(m).map_or(0, |s| s.len() + 1);
+    let mut size: usize = page.iter().map(json_size).sum::<usize>()
         + truncated_panes.iter().map(|id| id.len() + 3).sum::<usize>()
         + 200;
-    while size > budget {
+    while size > budget && page.len() > 1 {
         let Some(last) = page.pop() else { break };
-        size -= serde_json::to_string(&last).map_or(0, |s| s.len() + 1);
+        size -= json_size(&last);
         size += last.pane_id.len() + 3;
         truncated_panes.insert(0, last.pane_id);
+    }
+    if let Some(only) = page.first_mut() {
+        while size > budget && only.matched_lines.len() > 1 {
+            size -= only.matched_lines.remove(0).len() + 3;
+            lines_capped = true;
+        }
     }
     Ok(SearchPanesResult {
         matches: page,

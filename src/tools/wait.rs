@@ -1,4 +1,5 @@
-//! Waiting on output: `wait_for_text`, `run_command`, `capture_since`.
+//! Waiting on output: `wait_for_text` and `capture_since` (`run_command`
+//! is in [`super::run`]).
 //!
 //! All three read the pane's recorded `%output` (see [`super::observe`]):
 //! only bytes the pane printed after the call began count, every wait is
@@ -9,18 +10,19 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use regex::bytes::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::bounded::{self, DEFAULT_BYTES, cut_to};
 use super::observe::{MAX_LINE, Watch, watch_pane};
+use super::run::is_plumbing;
 use super::server::Sock;
 use super::target::{self, PaneSel};
-use super::{App, INPUT, READ, ToolDef, ToolError, ToolResult};
+use super::{App, READ, ToolDef, ToolError, ToolResult};
 use crate::mcp::{CallContext, LogLevel};
 use crate::panes::LineView;
 use crate::panes::matcher::{LineBatch, Matcher};
-use crate::tmux::{Command, PaneId};
+use crate::tmux::PaneId;
 
 pub fn register(tools: &mut Vec<ToolDef>) {
     tools.push(ToolDef::new(
@@ -30,17 +32,11 @@ pub fn register(tools: &mut Vec<ToolDef>) {
         READ,
         wait_for_text,
     ));
-    tools.push(ToolDef::new(
-        "run_command",
-        "Run Command",
-        "Run a command in a subshell at a pane's shell prompt (bash, sh, zsh, fish), wait, and return its exit status and own output. On timeout it keeps running (timed_out).",
-        INPUT,
-        run_command,
-    ));
+    super::run::register(tools);
     tools.push(ToolDef::new(
         "capture_since",
         "Capture Since",
-        "Incremental read: without cursor, the screen and a cursor; with it, exactly the lines printed since. lines_missed says output was lost.",
+        "Incremental read: without cursor, the screen and a cursor; with it, exactly the lines printed since. lines_missed says output was lost. Default cap: 500 lines, 24 KB per call; truncated: call again with the cursor.",
         READ,
         capture_since,
     ));
@@ -78,7 +74,7 @@ fn bounded_tail(lines: &[String]) -> Vec<String> {
     out
 }
 
-fn seconds(value: f64, name: &str) -> ToolResult<Duration> {
+pub(super) fn seconds(value: f64, name: &str) -> ToolResult<Duration> {
     if !value.is_finite() || value <= 0.0 {
         return Err(ToolError::invalid(format!(
             "{name} must be positive (received {value})"
@@ -299,8 +295,11 @@ async fn wait_for_text(
         // read holding its first hit, so a batch is all a match needs).
         batch.clear();
         let info = watch.read(&mut cursor, &mut view, &mut |line| {
-            batch.push(line);
-            tail.push(line);
+            // The echo of run_command's typed line is plumbing, not output.
+            if !is_plumbing(line) {
+                batch.push(line);
+                tail.push(line);
+            }
         });
         saw_lines |= !batch.is_empty();
         if let Some(on) = info.alternate {
@@ -309,7 +308,10 @@ async fn wait_for_text(
         }
         // The line still being written counts too: a prompt such as
         // 'Password:' never gets its newline.
-        let partial = view.partial().to_vec();
+        let mut partial = view.partial().to_vec();
+        if is_plumbing(&partial) {
+            partial.clear();
+        }
         if !partial.is_empty() {
             batch.push(&partial);
         }
@@ -322,7 +324,8 @@ async fn wait_for_text(
             // read (a reconnect, an eviction): match the rendered screen,
             // but only rows that were not there when the wait began.
             let (rows, _) = watch.capture(&["-J"]).await?;
-            for row in rows.iter().filter(|r| !entry_rows.contains(*r)) {
+            let new = |r: &&String| !entry_rows.contains(*r) && !is_plumbing(r.as_bytes());
+            for row in rows.iter().filter(new) {
                 batch.push(row.as_bytes());
             }
         }
@@ -398,231 +401,19 @@ async fn wait_for_text(
     }
 }
 
-// ---------------------------------------------------------------- run_command
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct RunCommandArgs {
-    /// The shell command to run.
-    command: String,
-    #[serde(flatten)]
-    pane: PaneSel,
-    /// Seconds to wait (capped by the server).
-    #[serde(default = "default_run_timeout")]
-    timeout: f64,
-    /// Keep at most this many output lines (the last ones); null keeps all.
-    #[serde(default)]
-    max_lines: Option<i64>,
-    /// Prefix a space to keep the command out of shell history.
-    #[serde(default)]
-    suppress_history: Option<bool>,
-    #[serde(flatten)]
-    sock: Sock,
-}
-
-fn default_run_timeout() -> f64 {
-    30.0
-}
-
-/// The outcome of `run_command`.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct RunCommandResult {
-    pub pane_id: String,
-    /// The command's exit status; null when it timed out.
-    pub exit_status: Option<i64>,
-    pub timed_out: bool,
-    pub elapsed_seconds: f64,
-    /// The command's own output lines (escape sequences removed).
-    pub output: Vec<String>,
-    pub output_truncated: bool,
-    pub output_truncated_lines: i64,
-    pub effective_timeout: f64,
-}
-
-/// The text typed into the shell. The markers are printed by `printf` from
-/// pieces, so the echo of the typed line never contains them: only the
-/// shell running the command can produce them. The command runs in a
-/// subshell (POSIX shells) or a `fish -c` child (fish), so `exit 3` reports
-/// 3 without ending the pane's shell.
-fn payload(command: &str, nonce: &str, suppress_history: bool, shell: &str) -> String {
-    let space = if suppress_history { " " } else { "" };
-    let start = format!("printf '%s_%s\\n' __tmux_mcp_{nonce} start");
-    let end = format!("printf '%s_%s_%d\\n' __tmux_mcp_{nonce} end");
-    if shell == "fish" {
-        // Inside fish single quotes only \\ and \' are escapes.
-        let quoted = command.replace('\\', "\\\\").replace('\'', "\\'");
-        return format!("{space}{start}; fish -c '{quoted}'; {end} $status");
-    }
-    format!("{space}{start}; (\n{command}\n); {end} \"$?\"")
-}
-
-/// Output lines kept while a command runs: the last `max` lines, bounded
-/// in bytes too, with a count of what was dropped.
-struct Collected {
-    lines: std::collections::VecDeque<String>,
-    bytes: usize,
-    dropped: usize,
-    dropped_bytes: usize,
-    max_lines: usize,
-    max_bytes: usize,
-}
-
-impl Collected {
-    fn new(max_lines: usize, max_bytes: usize) -> Self {
-        Collected {
-            lines: Default::default(),
-            bytes: 0,
-            dropped: 0,
-            dropped_bytes: 0,
-            max_lines,
-            max_bytes,
-        }
-    }
-
-    fn push(&mut self, line: String) {
-        self.bytes += line.len();
-        self.lines.push_back(line);
-        while self.lines.len() > self.max_lines
-            || (self.bytes > self.max_bytes && self.lines.len() > 1)
-        {
-            let gone = self.lines.pop_front().expect("non-empty");
-            self.bytes -= gone.len();
-            self.dropped += 1;
-            self.dropped_bytes += gone.len();
-        }
-    }
-}
-
-async fn run_command(
-    app: Arc<App>,
-    args: RunCommandArgs,
-    ctx: CallContext,
-) -> ToolResult<RunCommandResult> {
-    let started = Instant::now();
-    let command = args.command.trim_end();
-    if command.trim().is_empty() {
-        return Err(ToolError::invalid("command must not be empty"));
-    }
-    let suppress = args.suppress_history.unwrap_or(app.config.suppress_history);
-    if suppress && command.contains(['\n', '\r']) {
-        return Err(ToolError::invalid(
-            "command must be a single line when suppress_history=True",
-        ));
-    }
-    let max_lines = match args.max_lines {
-        Some(n) if n <= 0 => {
-            return Err(ToolError::invalid(format!(
-                "max_lines must be positive or null (received {n})"
-            )));
-        }
-        Some(n) => n as usize,
-        None => usize::MAX,
-    };
-    let effective = seconds(args.timeout, "timeout")?.min(app.config.wait_max);
-    let deadline = started + effective;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
-    let mut watch = watch_pane(&target, &args.pane).await?;
-    let nonce = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
-    let start_marker = format!("__tmux_mcp_{nonce}_start");
-    let end_marker =
-        Regex::new(&format!("__tmux_mcp_{nonce}_end_(-?[0-9]+)")).expect("valid regex");
-
-    watch.mark_seen();
-    let mut cursor = watch.end();
-    let typed = Command::new("send-keys")
-        .target(watch.id)
-        .flag("-l")
-        .flag("--")
-        .arg(payload(command, &nonce, suppress, &watch.command));
-    target.run(typed).await?;
-    target
-        .run(Command::new("send-keys").target(watch.id).arg("Enter"))
-        .await?;
-
-    let mut view = LineView::new(MAX_LINE);
-    let mut output = Collected::new(max_lines, app.config.limits.tool_result);
-    let mut running = false;
-    let pane_id = watch.id.to_string();
-    let finish = |exit_status: Option<i64>, output: Collected| RunCommandResult {
-        pane_id: pane_id.clone(),
-        exit_status,
-        timed_out: exit_status.is_none(),
-        elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
-        output_truncated: output.dropped > 0,
-        output_truncated_lines: output.dropped as i64,
-        output: output.lines.into_iter().collect(),
-        effective_timeout: effective.as_secs_f64(),
-    };
-    let mut status: Option<i64> = None;
-    loop {
-        watch.mark_seen();
-        let info = watch.read(&mut cursor, &mut view, &mut |line| {
-            if status.is_some() {
-                return;
-            }
-            if !running {
-                running = line.ends_with(start_marker.as_bytes());
-                return;
-            }
-            match end_marker.captures(line) {
-                Some(found) => {
-                    let whole = found.get(0).expect("match");
-                    if whole.start() > 0 {
-                        // Output without a final newline shares the marker's line.
-                        output.push(lossy(&line[..whole.start()]));
-                    }
-                    let code = std::str::from_utf8(&found[1])
-                        .ok()
-                        .and_then(|s| s.parse().ok());
-                    status = Some(code.unwrap_or(-1));
-                }
-                None => output.push(lossy(line)),
-            }
-        });
-        let resynced = status.is_none() && watch.check_alive(&target).await?;
-        if status.is_none() && (info.missed || resynced) {
-            // Output was lost before it could be read (an eviction, a
-            // re-attach): the end marker may be in the gap, but the screen
-            // still shows it.
-            let (rows, _) = watch.capture(&["-J"]).await?;
-            let code = rows
-                .iter()
-                .rev()
-                .find_map(|row| end_marker.captures(row.as_bytes()));
-            status = code.and_then(|c| std::str::from_utf8(&c[1]).ok()?.parse().ok());
-            output.dropped = output.dropped.max(1);
-        }
-        if status.is_some() {
-            return Ok(finish(status, output));
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            if running && !view.partial().is_empty() {
-                output.push(lossy(view.partial()));
-            }
-            return Ok(finish(None, output));
-        }
-        tokio::select! {
-            _ = watch.changed(deadline - now) => {}
-            _ = ctx.cancel.cancelled() => {
-                return Err(ToolError::new("Cancelled", "run_command was cancelled; the command keeps running"));
-            }
-        }
-    }
-}
-
 // ---------------------------------------------------------------- capture_since
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct CaptureSinceArgs {
-    /// From the previous call; omit at first.
+    /// From the previous call or run_command; omit at first.
     #[serde(default)]
     cursor: Option<String>,
     #[serde(flatten)]
     pane: PaneSel,
-    /// Keep the last N lines; null: all.
+    /// Most lines per call; null: all.
     #[serde(default = "default_since_lines")]
     max_lines: Option<i64>,
-    /// Keep the last lines within N bytes; null: no limit.
+    /// Most bytes of lines per call; null: no limit.
     #[serde(default = "default_since_bytes")]
     max_bytes: Option<i64>,
     #[serde(flatten)]
@@ -634,40 +425,49 @@ fn default_since_lines() -> Option<i64> {
 }
 
 fn default_since_bytes() -> Option<i64> {
-    Some(128_000)
+    Some(DEFAULT_BYTES as i64)
 }
 
 /// The outcome of `capture_since`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct CaptureSinceResult {
     pub pane_id: String,
-    /// Pass this to the next call to get only what comes after.
+    /// Pass this to the next call to get what comes after.
     pub cursor: String,
-    /// The visible screen (first call) or the lines printed since the cursor.
+    /// The visible screen (first call) or the lines printed since the cursor, oldest first.
     pub lines: Vec<String>,
     pub elapsed_seconds: f64,
     /// Output was lost between the two calls (evicted, or not observed).
     pub lines_missed: bool,
+    /// More than one call's bound: call again with cursor for the rest.
     pub truncated: bool,
+    /// Lines not returned (screen rows cut on a first call, newlines still to read after a cursor).
     pub truncated_lines: i64,
+    /// Bytes not returned yet.
     pub truncated_bytes: i64,
 }
 
 const CURSOR_PREFIX: &str = "tmux-mcp-cursor-v1";
 
-/// Where a previous call stopped: the pane, its recording, a ring offset.
-struct Cursor {
-    pane: PaneId,
-    epoch: u64,
-    offset: u64,
+/// Where a previous call stopped: the pane, its recording, a ring offset,
+/// and (for a command's output) the offset where reading stops.
+pub(super) struct Cursor {
+    pub pane: PaneId,
+    pub epoch: u64,
+    pub offset: u64,
+    pub stop: Option<u64>,
 }
 
 impl Cursor {
-    fn encode(&self) -> String {
-        format!(
+    pub fn encode(&self) -> String {
+        let mut text = format!(
             "{CURSOR_PREFIX}.{}.{}.{}",
             self.pane, self.epoch, self.offset
-        )
+        );
+        if let Some(stop) = self.stop {
+            text.push_str(&format!(".{stop}"));
+        }
+        text
     }
 
     fn decode(text: &str) -> ToolResult<Cursor> {
@@ -680,14 +480,18 @@ impl Cursor {
             .next()
             .and_then(|p| PaneId::parse(p.as_bytes()))
             .ok_or_else(|| bad("missing or invalid pane"))?;
-        let epoch = parts
-            .next()
-            .and_then(|p| p.parse().ok())
-            .ok_or_else(|| bad("missing or invalid epoch"))?;
-        let offset = parts
-            .next()
-            .and_then(|p| p.parse().ok())
-            .ok_or_else(|| bad("missing or invalid offset"))?;
+        let mut number = |what: &str| {
+            parts
+                .next()
+                .and_then(|p| p.parse::<u64>().ok())
+                .ok_or_else(|| bad(&format!("missing or invalid {what}")))
+        };
+        let epoch = number("epoch")?;
+        let offset = number("offset")?;
+        let stop = match parts.next() {
+            None => None,
+            Some(p) => Some(p.parse().map_err(|_| bad("invalid stop"))?),
+        };
         if parts.next().is_some() {
             return Err(bad("unsupported cursor format"));
         }
@@ -695,6 +499,7 @@ impl Cursor {
             pane,
             epoch,
             offset,
+            stop,
         })
     }
 }
@@ -707,6 +512,114 @@ fn limit(value: Option<i64>, name: &str) -> ToolResult<usize> {
             "{name} must be positive or None (received {n})"
         ))),
     }
+}
+
+/// One call's page of output after a cursor: whole lines, oldest first,
+/// within the bounds; `next` is where the following page starts.
+struct Page {
+    lines: Vec<String>,
+    bytes: usize,
+    max_lines: usize,
+    max_bytes: usize,
+    next: u64,
+    full: bool,
+    /// Newlines and bytes after `next` not returned.
+    left_lines: usize,
+    cut_bytes: usize,
+}
+
+impl Page {
+    fn new(from: u64, max_lines: usize, max_bytes: usize) -> Self {
+        Page {
+            lines: Vec::new(),
+            bytes: 0,
+            max_lines,
+            max_bytes,
+            next: from,
+            full: false,
+            left_lines: 0,
+            cut_bytes: 0,
+        }
+    }
+
+    /// Takes the lines one newline-ended segment produced, or closes the
+    /// page if they do not fit (a first segment always fits, cut).
+    fn take(&mut self, lines: &mut Vec<Vec<u8>>, segment_end: u64) {
+        let bytes: usize = lines.iter().map(Vec::len).sum();
+        let fits = self.lines.len() + lines.len() <= self.max_lines
+            && self.bytes + bytes <= self.max_bytes;
+        if !fits && !self.lines.is_empty() {
+            self.full = true;
+            self.left_lines += 1;
+            lines.clear();
+            return;
+        }
+        for line in lines.drain(..) {
+            if self.lines.len() >= self.max_lines {
+                self.cut_bytes += line.len();
+                continue;
+            }
+            let kept = cut_to(&line, self.max_bytes.saturating_sub(self.bytes));
+            self.cut_bytes += line.len() - kept.len();
+            self.bytes += kept.len();
+            self.lines.push(lossy(kept));
+        }
+        self.next = segment_end;
+        self.full = !fits;
+    }
+}
+
+/// Reads the page after `cursor` (up to its stop, else the recording's
+/// end). Returns the page and whether output was lost.
+fn read_page(watch: &Watch, cursor: &Cursor, max_lines: usize, max_bytes: usize) -> (Page, bool) {
+    let mut page = Page::new(cursor.offset, max_lines, max_bytes);
+    let mut view = LineView::new(MAX_LINE);
+    let mut pending: Vec<Vec<u8>> = Vec::new();
+    let mut offset = cursor.offset;
+    let stop = cursor.stop.unwrap_or(u64::MAX);
+    let mut end = cursor.offset;
+    let info = watch.read_raw(&mut offset, &mut |at, chunk, gap| {
+        let chunk = &chunk[..chunk.len().min(stop.saturating_sub(at) as usize)];
+        if gap && !page.full {
+            view.reset();
+            page.next = page.next.max(at);
+        }
+        end = at + chunk.len() as u64;
+        if page.full {
+            page.left_lines += memchr::memchr_iter(b'\n', chunk).count();
+            return;
+        }
+        let mut from = 0;
+        for nl in memchr::memchr_iter(b'\n', chunk) {
+            if page.full {
+                page.left_lines += 1;
+                continue;
+            }
+            view.feed(&chunk[from..=nl], &mut |line| {
+                if !is_plumbing(line) {
+                    pending.push(line.to_vec());
+                }
+            });
+            page.take(&mut pending, at + nl as u64 + 1);
+            from = nl + 1;
+        }
+        if !page.full {
+            view.feed(&chunk[from..], &mut |line| {
+                if !is_plumbing(line) {
+                    pending.push(line.to_vec());
+                }
+            });
+        }
+    });
+    if !page.full {
+        // The line still being written ends this page.
+        if !view.partial().is_empty() && !is_plumbing(view.partial()) {
+            pending.push(view.partial().to_vec());
+        }
+        page.take(&mut pending, end);
+    }
+    page.cut_bytes += end.saturating_sub(page.next) as usize;
+    (page, info.missed)
 }
 
 async fn capture_since(
@@ -736,46 +649,36 @@ async fn capture_since(
         _ => target::resolve_pane(&target, &args.pane).await?,
     };
     let watch = Watch::start(&target, id).await?;
-    // Lines are kept as they come, bounded: the tail survives.
-    let mut kept = Collected::new(max_lines, max_bytes);
-    let (end, missed) = match cursor.filter(|c| c.pane == id && c.epoch == watch.pane.epoch) {
-        Some(c) => {
-            let mut offset = c.offset;
-            let mut view = LineView::new(MAX_LINE);
-            let info = watch.read(&mut offset, &mut view, &mut |line| kept.push(lossy(line)));
-            if !view.partial().is_empty() {
-                kept.push(lossy(view.partial()));
-            }
-            (offset, info.missed)
-        }
-        // First call, or the recording the cursor pointed into is gone.
-        None => {
-            let (screen, position) = watch.capture(&[]).await?;
-            screen.into_iter().for_each(|line| kept.push(line));
-            (position, args.cursor.is_some())
-        }
+    let mut next = Cursor {
+        pane: id,
+        epoch: watch.pane.epoch,
+        offset: 0,
+        stop: None,
     };
-    let (truncated_lines, mut truncated_bytes) = (kept.dropped, kept.dropped_bytes);
-    let mut lines: Vec<String> = kept.lines.into_iter().collect();
-    if let [only] = lines.as_mut_slice()
-        && only.len() > max_bytes
-    {
-        // One line longer than the byte bound keeps its last bytes.
-        let mut cut = only.len() - max_bytes;
-        while !only.is_char_boundary(cut) {
-            cut += 1;
-        }
-        only.drain(..cut);
-        truncated_bytes += cut;
-    }
+    let (lines, missed, truncated_lines, truncated_bytes) =
+        match cursor.filter(|c| c.pane == id && c.epoch == watch.pane.epoch) {
+            Some(c) => {
+                let (page, missed) = read_page(&watch, &c, max_lines, max_bytes);
+                next.offset = page.next;
+                // A command's output keeps its stop until it is read.
+                next.stop = c.stop.filter(|&stop| stop > page.next);
+                (page.lines, missed, page.left_lines, page.cut_bytes)
+            }
+            // First call, or the recording the cursor pointed into is gone:
+            // the screen's last rows.
+            None => {
+                let (mut screen, position) = watch.capture(&[]).await?;
+                next.offset = position;
+                let over = screen.len().saturating_sub(max_lines);
+                let cut = over + bounded::tail_within(&screen[over..], max_bytes);
+                let bytes: usize = screen[..cut].iter().map(|l| l.len() + 1).sum();
+                screen.drain(..cut);
+                (screen, args.cursor.is_some(), cut, bytes)
+            }
+        };
     Ok(CaptureSinceResult {
         pane_id: id.to_string(),
-        cursor: Cursor {
-            pane: id,
-            epoch: watch.pane.epoch,
-            offset: end,
-        }
-        .encode(),
+        cursor: next.encode(),
         lines,
         elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
         lines_missed: missed,
@@ -790,31 +693,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn markers_never_appear_in_the_typed_text() {
-        let typed = payload("echo hi", "abc", true, "bash");
-        assert!(typed.starts_with(' '));
-        assert!(!typed.contains("__tmux_mcp_abc_start"));
-        assert!(!typed.contains("__tmux_mcp_abc_end_"));
-        let fish = payload("echo 'a' \\x", "abc", false, "fish");
-        assert!(fish.contains("fish -c 'echo \\'a\\' \\\\x'"), "{fish}");
-        assert!(!fish.contains("__tmux_mcp_abc_start"));
-    }
-
-    #[test]
     fn cursors_round_trip_and_reject_junk() {
-        let c = Cursor {
-            pane: PaneId(3),
-            epoch: 7,
-            offset: 99,
-        };
-        let back = Cursor::decode(&c.encode()).unwrap();
-        assert_eq!((back.pane, back.epoch, back.offset), (PaneId(3), 7, 99));
+        for stop in [None, Some(120)] {
+            let c = Cursor {
+                pane: PaneId(3),
+                epoch: 7,
+                offset: 99,
+                stop,
+            };
+            let back = Cursor::decode(&c.encode()).unwrap();
+            let got = (back.pane, back.epoch, back.offset, back.stop);
+            assert_eq!(got, (PaneId(3), 7, 99, stop));
+        }
         for bad in [
             "",
             "x",
             "tmux-mcp-cursor-v1.%3.7",
             "tmux-mcp-cursor-v1.3.7.9",
-            "tmux-mcp-cursor-v1.%3.7.9.1",
+            "tmux-mcp-cursor-v1.%3.7.9.x",
+            "tmux-mcp-cursor-v1.%3.7.9.1.2",
         ] {
             assert!(Cursor::decode(bad).is_err(), "{bad}");
         }
@@ -826,15 +723,5 @@ mod tests {
         let tail = bounded_tail(&["before".to_owned(), long]);
         assert_eq!(tail.len(), 1);
         assert!(tail[0].ends_with("END") && tail[0].len() == TAIL_BYTES);
-    }
-
-    #[test]
-    fn collected_output_keeps_the_tail() {
-        let mut c = Collected::new(2, 1000);
-        for i in 0..5 {
-            c.push(i.to_string());
-        }
-        assert_eq!(c.lines, ["3", "4"]);
-        assert_eq!(c.dropped, 3);
     }
 }

@@ -6,10 +6,12 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tmux_mcp::config::Config;
-use tmux_mcp::mcp::{CallContext, CallToolResult, Service};
+use tmux_mcp::mcp::{CallContext, CallToolResult, Logger, Outbox, Progress, RequestGate, Service};
 use tmux_mcp::tools::{App, TmuxService};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// A tmux server on its own socket (`-L tmuxmcp-test-<pid>-<n>`, no config
 /// file), killed when dropped, even when the test panics.
@@ -184,4 +186,57 @@ pub async fn err(service: &TmuxService, name: &str, args: Value) -> String {
 
 pub fn shared(service: TmuxService) -> Arc<TmuxService> {
     Arc::new(service)
+}
+
+/// The most bytes a result may take on the wire when the caller did not
+/// ask for more.
+pub const RESULT_BOUND: usize = 64 * 1024;
+
+/// Calls a tool that must succeed and returns its structured content (as
+/// [`ok`]) and the size of the whole result as JSON, both copies included.
+pub async fn ok_sized(service: &TmuxService, name: &str, args: Value) -> (Value, usize) {
+    let result = call(service, name, args.clone()).await;
+    let size = serde_json::to_string(&result).expect("encodes").len();
+    assert!(!result.is_error, "{name} failed: {:?}", result.content);
+    let value = result.structured_content.expect("structured content");
+    match value.get("result") {
+        Some(inner) if value.as_object().is_some_and(|o| o.len() == 1) => (inner.clone(), size),
+        _ => (value, size),
+    }
+}
+
+/// How long a call may take to arm or to finish in [`start_armed`] and [`finish`].
+const ARM_BOUND: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Starts a tool call with a progress token; returns once the call has sent
+/// its first progress notification (for wait_for_text: armed).
+pub async fn start_armed(
+    svc: &TmuxService,
+    tool: &str,
+    args: Value,
+    cancel: CancellationToken,
+) -> tokio::task::JoinHandle<CallToolResult> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let outbox = Outbox(tx);
+    let ctx = CallContext {
+        cancel,
+        progress: Progress::new(Some(json!("t")), outbox, RequestGate::new()),
+        log: Logger::none(),
+    };
+    let call = svc.call_tool(tool, args, ctx).expect("tool exists");
+    let handle = tokio::spawn(call);
+    let armed = tokio::time::timeout(ARM_BOUND, rx.recv())
+        .await
+        .expect("armed in time");
+    assert!(armed.is_some(), "the call ended before it was armed");
+    handle
+}
+
+pub async fn finish(handle: tokio::task::JoinHandle<CallToolResult>) -> Value {
+    let result = tokio::time::timeout(ARM_BOUND, handle)
+        .await
+        .expect("finished in time")
+        .expect("no panic");
+    assert!(!result.is_error, "{:?}", result.content);
+    result.structured_content.expect("structured")
 }
