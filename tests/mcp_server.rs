@@ -557,6 +557,18 @@ async fn tools_call_results_and_errors() {
     // Missing arguments read as {}.
     let r = c.request(2, "tools/call", json!({ "name": "echo" })).await;
     assert_eq!(r["result"]["structuredContent"], json!({ "echo": {} }));
+    // Arguments sent as a JSON string holding an object are decoded once.
+    let r = c
+        .request(
+            14,
+            "tools/call",
+            json!({ "name": "echo", "arguments": r#"{"text":"-u"}"# }),
+        )
+        .await;
+    assert_eq!(
+        r["result"]["structuredContent"],
+        json!({ "echo": { "text": "-u" } })
+    );
     let r = c.request(3, "tools/call", json!({ "name": "fail" })).await;
     assert_eq!(r["result"]["isError"], true);
     assert_eq!(r["result"]["content"][0]["text"], "this tool always fails");
@@ -578,6 +590,12 @@ async fn tools_call_results_and_errors() {
         (7, json!(["echo"])),
         (8, json!("echo")),
         (9, json!({ "name": "echo", "arguments": [1] })),
+        (11, json!({ "name": "echo", "arguments": "[1]" })),
+        (12, json!({ "name": "echo", "arguments": "{\"text\"" })),
+        (
+            13,
+            json!({ "name": "echo", "arguments": r#""{\"text\":\"hi\"}""# }),
+        ),
     ] {
         let r = c.request(id, "tools/call", params.clone()).await;
         assert_eq!(error_code(&r), -32602, "{params}");

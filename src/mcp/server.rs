@@ -524,15 +524,7 @@ impl Server {
 
     fn call_tool(&mut self, id: Id, params: Option<Value>) -> Result<(), RpcError> {
         let params: CallToolParams = jsonrpc::parse_params(params)?;
-        let arguments = match params.arguments {
-            None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(arguments @ Value::Object(_)) => arguments,
-            Some(_) => {
-                return Err(RpcError::invalid_params(
-                    "Invalid params: arguments must be an object",
-                ));
-            }
-        };
+        let arguments = call_arguments(params.arguments)?;
         if lock(&self.in_flight).contains_key(&id) {
             return Err(RpcError::invalid_request(format!(
                 "request id {id} is already in use by a running call"
@@ -701,6 +693,22 @@ fn rpc_error(error: ServiceError) -> RpcError {
         ServiceError::ResourceNotFound(_) => RpcError::new(RESOURCE_NOT_FOUND, error.to_string()),
         ServiceError::InvalidParams(_) => RpcError::invalid_params(error.to_string()),
         ServiceError::Internal(detail) => internal_error(detail),
+    }
+}
+
+/// The `arguments` of a `tools/call`: an object, absent (`{}`), or a JSON
+/// string holding an object, which some models send; that string is decoded
+/// once (a string inside it is not decoded again).
+fn call_arguments(arguments: Option<Value>) -> Result<Value, RpcError> {
+    let refused = || RpcError::invalid_params("Invalid params: arguments must be an object");
+    match arguments {
+        None | Some(Value::Null) => Ok(Value::Object(Map::new())),
+        Some(arguments @ Value::Object(_)) => Ok(arguments),
+        Some(Value::String(text)) => match serde_json::from_str(&text) {
+            Ok(arguments @ Value::Object(_)) => Ok(arguments),
+            _ => Err(refused()),
+        },
+        Some(_) => Err(refused()),
     }
 }
 
