@@ -417,7 +417,10 @@ fn send_keys_sends_hostile_text_as_one_quoted_argument() {
         cmds[0]["line"],
         "send-keys -t '%1' -- \\''; kill-server; #{pane_id} $HOME '\\012"
     );
-    assert_eq!(cmds[1]["args"], json!(["send-keys", "-t", "%1", "--", "Enter"]));
+    assert_eq!(
+        cmds[1]["args"],
+        json!(["send-keys", "-t", "%1", "--", "Enter"])
+    );
     server.fake.assert_harmless();
 }
 

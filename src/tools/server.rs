@@ -188,18 +188,20 @@ async fn list_servers(
             }
         }
     }
-    for path in args.extra_socket_paths.unwrap_or_default() {
-        found.push((SocketSpec::Path(PathBuf::from(&path)), PathBuf::from(path)));
-    }
+    // Each extra path the caller named is its own row (`socket_path: P`),
+    // even for a server the scan found by name: the caller asked about P.
+    // A path named twice is listed once.
     let mut seen = HashSet::new();
+    for path in args.extra_socket_paths.unwrap_or_default() {
+        if seen.insert(path.clone()) {
+            found.push((SocketSpec::Path(PathBuf::from(&path)), PathBuf::from(path)));
+        }
+    }
     let mut servers = Vec::new();
     for (spec, path) in found {
-        // One entry per server, however many ways it was named.
-        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-        if seen.contains(&key) || !accepts(&path).await {
+        if !accepts(&path).await {
             continue;
         }
-        seen.insert(key);
         let target = Target {
             hub: app.hubs.get(&path),
             spec,
