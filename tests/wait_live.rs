@@ -541,3 +541,47 @@ async fn waits_survive_a_detached_client_and_a_moved_window() {
     let result = finish(wait).await;
     assert_eq!(result["found"], true, "{result}");
 }
+
+/// Text printed on the alternate screen (a full-screen program) does not
+/// satisfy wait_for_text; the result says the pane was there, and a wait
+/// that times out because of it says `alternate_screen`.
+#[tokio::test]
+async fn the_alternate_screen_is_not_matched() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+
+    // Entered during the wait; text after leaving it matches again.
+    let args = json!({"pane_id": pane, "patterns": ["ALT-42", "MAIN-3"], "timeout": 10});
+    let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
+    let keys =
+        "printf '\\033[?1049h'; echo ALT-$((6*7)); printf '\\033[?1049l'; echo MAIN-$((1+2))";
+    tmux.cmd(&["send-keys", "-t", &pane, keys, "Enter"]);
+    let result = finish(wait).await;
+    assert_eq!(result["outcome"], "matched", "{result}");
+    assert_eq!(
+        result["matched_index"], 1,
+        "ALT-42 was on the alternate screen: {result}"
+    );
+    assert_eq!(result["alternate_screen"], true, "{result}");
+
+    // Entered during the wait, and still there at the timeout.
+    let args = json!({"pane_id": pane, "patterns": ["ALT-42"], "timeout": 1});
+    let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
+    let keys = "printf '\\033[?1049h'; echo ALT-$((6*7)); tmux wait-for -S entered";
+    tmux.cmd(&["send-keys", "-t", &pane, keys, "Enter"]);
+    tmux.wait_for("entered", BOUND).await;
+    let result = finish(wait).await;
+    assert_eq!(result["found"], false, "{result}");
+    assert_eq!(result["outcome"], "alternate_screen", "{result}");
+    assert_eq!(result["alternate_screen"], true, "{result}");
+
+    // Already there when the wait began: new text there is not matched.
+    let args = json!({"pane_id": pane, "patterns": ["ALT-8"], "timeout": 1});
+    let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
+    tmux.cmd(&["send-keys", "-t", &pane, "echo ALT-$((4+4))", "Enter"]);
+    let result = finish(wait).await;
+    assert_eq!(result["found"], false, "{result}");
+    assert_eq!(result["outcome"], "alternate_screen", "{result}");
+    assert_eq!(result["alternate_screen"], true, "{result}");
+}

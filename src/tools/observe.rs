@@ -35,6 +35,8 @@ pub struct Watch {
     /// The pane's foreground command when the watch began (its shell, when
     /// it sits at a prompt).
     pub command: String,
+    /// The pane was on the alternate screen when the watch began.
+    pub alternate_at_start: bool,
     /// The recording's end when this watch began.
     origin: u64,
     command_timeout: Duration,
@@ -54,6 +56,8 @@ pub struct ReadInfo {
     pub redraw: bool,
     /// The last alternate-screen switch seen: `Some(true)` entered it.
     pub alternate: Option<bool>,
+    /// The alternate screen was entered at least once.
+    pub entered_alternate: bool,
 }
 
 static SCREEN_SWITCH: LazyLock<Regex> =
@@ -64,7 +68,12 @@ static CURSOR_MOVE: LazyLock<Regex> =
 impl Watch {
     /// Starts (or joins) the recording of `id`'s output.
     pub async fn start(target: &Target, id: PaneId) -> ToolResult<Watch> {
-        let format = rows::format(&["pane_id", "session_id", "pane_current_command"]);
+        let format = rows::format(&[
+            "pane_id",
+            "session_id",
+            "pane_current_command",
+            "alternate_on",
+        ]);
         let lines = target
             .run(
                 Command::new("display-message")
@@ -73,12 +82,18 @@ impl Watch {
                     .arg(format),
             )
             .await?;
-        let record = rows::records(&lines, 3)
+        let record = rows::records(&lines, 4)
             .into_iter()
             .next()
             .filter(|r| r[0] == id.to_string());
-        let (session, command) = record
-            .and_then(|r| Some((SessionId::parse(r[1].as_bytes())?, r[2].clone())))
+        let (session, command, alternate_at_start) = record
+            .and_then(|r| {
+                Some((
+                    SessionId::parse(r[1].as_bytes())?,
+                    r[2].clone(),
+                    r[3] == "1",
+                ))
+            })
             .ok_or_else(|| pane_not_found(&id.to_string()))?;
         let client = target.hub.streaming(session).await?;
         let pane = target.hub.panes().watch(id, session);
@@ -93,6 +108,7 @@ impl Watch {
             client,
             session,
             command,
+            alternate_at_start,
             origin,
             command_timeout: target.hub.limits().tmux_command_timeout,
             signal,
@@ -141,6 +157,20 @@ impl Watch {
         view: &mut LineView,
         on_line: &mut impl FnMut(&[u8]),
     ) -> ReadInfo {
+        let mut alternate = false;
+        self.read_screens(cursor, view, &mut alternate, &mut |line, _| on_line(line))
+    }
+
+    /// [`read`](Self::read), telling each line whether it was completed on
+    /// the alternate screen. `alternate` is the state at the cursor, kept
+    /// up to date across reads by the caller.
+    pub fn read_screens(
+        &self,
+        cursor: &mut u64,
+        view: &mut LineView,
+        alternate: &mut bool,
+        on_line: &mut impl FnMut(&[u8], bool),
+    ) -> ReadInfo {
         let mut info = ReadInfo::default();
         let mut chunk = Vec::new();
         loop {
@@ -160,14 +190,23 @@ impl Watch {
                 chunk.is_empty() || *cursor >= state.ring.end()
             };
             info.bytes += chunk.len();
+            let mut fed = 0;
             if memchr::memchr(0x1b, &chunk).is_some() {
                 info.redraw |= CURSOR_MOVE.is_match(&chunk);
-                if let Some(c) = SCREEN_SWITCH.captures_iter(&chunk).last() {
-                    info.alternate = Some(&c[1] == b"h");
+                // Feed up to each screen switch with the screen it was on.
+                for c in SCREEN_SWITCH.captures_iter(&chunk) {
+                    let end = c.get(0).map_or(fed, |m| m.end());
+                    let on = *alternate;
+                    view.feed(&chunk[fed..end], &mut |line| on_line(line, on));
+                    fed = end;
+                    *alternate = &c[1] == b"h";
+                    info.alternate = Some(*alternate);
+                    info.entered_alternate |= *alternate;
                     info.redraw = true;
                 }
             }
-            view.feed(&chunk, on_line);
+            let on = *alternate;
+            view.feed(&chunk[fed..], &mut |line| on_line(line, on));
             if caught_up {
                 break;
             }

@@ -269,8 +269,10 @@ async fn wait_for_text(
     let mut batch = LineBatch::default();
     let mut tail = TailBuf::new();
     let mut saw_lines = false;
-    let mut alternate = false;
-    let mut in_alternate = false;
+    // Lines completed on the alternate screen are not matched (a
+    // full-screen program paints there); the result says it was seen.
+    let mut in_alternate = watch.alternate_at_start;
+    let mut alternate = in_alternate;
     let mut last_progress = Instant::now();
     let pane_id = watch.id.to_string();
     let result = |outcome: &str,
@@ -298,26 +300,31 @@ async fn wait_for_text(
         // This read's lines, matched as one batch (the wait ends on the
         // read holding its first hit, so a batch is all a match needs).
         batch.clear();
-        let info = watch.read(&mut cursor, &mut view, &mut |line| {
-            batch.push(line);
-            tail.push(line);
-        });
+        let info = watch.read_screens(
+            &mut cursor,
+            &mut view,
+            &mut in_alternate,
+            &mut |line, alt| {
+                if !alt {
+                    batch.push(line);
+                }
+                tail.push(line);
+            },
+        );
         saw_lines |= !batch.is_empty();
-        if let Some(on) = info.alternate {
-            in_alternate = on;
-            alternate |= on;
-        }
+        alternate |= info.entered_alternate || in_alternate;
         // The line still being written counts too: a prompt such as
         // 'Password:' never gets its newline.
         let partial = view.partial().to_vec();
-        if !partial.is_empty() {
+        if !partial.is_empty() && !in_alternate {
             batch.push(&partial);
         }
         // After a structural event: is the pane alive, and still streamed?
         // (Re-attaching loses the output in between.)
         let resynced = watch.check_alive(&target).await?;
-        let repaint = info.bytes > 0 && (in_alternate || info.redraw);
-        if patterns.judge(&batch).is_none() && (repaint || info.missed || resynced) {
+        let repaint = info.bytes > 0 && info.redraw;
+        if !in_alternate && patterns.judge(&batch).is_none() && (repaint || info.missed || resynced)
+        {
             // Text painted by cursor moves, or output lost before it was
             // read (a reconnect, an eviction): match the rendered screen,
             // but only rows that were not there when the wait began.
