@@ -585,3 +585,51 @@ async fn the_alternate_screen_is_not_matched() {
     assert_eq!(result["outcome"], "alternate_screen", "{result}");
     assert_eq!(result["alternate_screen"], true, "{result}");
 }
+
+/// A cursor does not survive a respawn (same pane id, a new process): the
+/// next call says lines were missed, and answers with the new screen.
+#[tokio::test]
+async fn a_capture_since_cursor_does_not_survive_a_respawn() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+    let first = ok(&svc, "capture_since", json!({"pane_id": pane})).await;
+    let cursor = first["cursor"].as_str().unwrap().to_owned();
+    tmux.cmd(&[
+        "respawn-pane",
+        "-k",
+        "-t",
+        &pane,
+        "echo RESPAWNED-$((2+3)); tmux wait-for -S respawned; exec sh",
+    ]);
+    tmux.wait_for("respawned", BOUND).await;
+    let after = ok(&svc, "capture_since", json!({"cursor": cursor})).await;
+    assert_eq!(after["lines_missed"], true, "{after}");
+    assert_eq!(after["pane_id"], pane.as_str());
+    let lines = after["lines"].as_array().unwrap();
+    assert!(
+        lines.iter().any(|l| l == "RESPAWNED-5"),
+        "the new screen: {after}"
+    );
+
+    // The cursor it returned is continuous again.
+    let cursor = after["cursor"].as_str().unwrap().to_owned();
+    tmux.cmd(&[
+        "send-keys",
+        "-t",
+        &pane,
+        "echo AGAIN-$((1+1)); tmux wait-for -S again",
+        "Enter",
+    ]);
+    tmux.wait_for("again", BOUND).await;
+    let next = ok(&svc, "capture_since", json!({"cursor": cursor})).await;
+    assert_eq!(next["lines_missed"], false, "{next}");
+    assert!(
+        next["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l == "AGAIN-2"),
+        "{next}"
+    );
+}

@@ -37,6 +37,9 @@ pub struct Watch {
     pub command: String,
     /// The pane was on the alternate screen when the watch began.
     pub alternate_at_start: bool,
+    /// The pane's process when the watch began (0 if tmux gave none): a
+    /// respawn keeps the pane id and changes it.
+    pub pid: u32,
     /// The recording's end when this watch began.
     origin: u64,
     command_timeout: Duration,
@@ -73,6 +76,7 @@ impl Watch {
             "session_id",
             "pane_current_command",
             "alternate_on",
+            "pane_pid",
         ]);
         let lines = target
             .run(
@@ -82,19 +86,15 @@ impl Watch {
                     .arg(format),
             )
             .await?;
-        let record = rows::records(&lines, 4)
+        let record = rows::records(&lines, 5)
             .into_iter()
             .next()
-            .filter(|r| r[0] == id.to_string());
-        let (session, command, alternate_at_start) = record
-            .and_then(|r| {
-                Some((
-                    SessionId::parse(r[1].as_bytes())?,
-                    r[2].clone(),
-                    r[3] == "1",
-                ))
-            })
+            .filter(|r| r[0] == id.to_string())
             .ok_or_else(|| pane_not_found(&id.to_string()))?;
+        let session = SessionId::parse(record[1].as_bytes())
+            .ok_or_else(|| pane_not_found(&id.to_string()))?;
+        let (command, alternate_at_start) = (record[2].clone(), record[3] == "1");
+        let pid = record[4].parse().unwrap_or(0);
         let client = target.hub.streaming(session).await?;
         let pane = target.hub.panes().watch(id, session);
         let signal = pane.subscribe();
@@ -109,6 +109,7 @@ impl Watch {
             session,
             command,
             alternate_at_start,
+            pid,
             origin,
             command_timeout: target.hub.limits().tmux_command_timeout,
             signal,

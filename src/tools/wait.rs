@@ -660,20 +660,22 @@ pub struct CaptureSinceResult {
     pub truncated_bytes: i64,
 }
 
-const CURSOR_PREFIX: &str = "tmux-mcp-cursor-v1";
+const CURSOR_PREFIX: &str = "tmux-mcp-cursor-v2";
 
-/// Where a previous call stopped: the pane, its recording, a ring offset.
+/// Where a previous call stopped: the pane, its recording, the pane's
+/// process (a respawn keeps the pane id, not the process), a ring offset.
 struct Cursor {
     pane: PaneId,
     epoch: u64,
+    pid: u32,
     offset: u64,
 }
 
 impl Cursor {
     fn encode(&self) -> String {
         format!(
-            "{CURSOR_PREFIX}.{}.{}.{}",
-            self.pane, self.epoch, self.offset
+            "{CURSOR_PREFIX}.{}.{}.{}.{}",
+            self.pane, self.epoch, self.pid, self.offset
         )
     }
 
@@ -691,6 +693,10 @@ impl Cursor {
             .next()
             .and_then(|p| p.parse().ok())
             .ok_or_else(|| bad("missing or invalid epoch"))?;
+        let pid = parts
+            .next()
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(|| bad("missing or invalid process"))?;
         let offset = parts
             .next()
             .and_then(|p| p.parse().ok())
@@ -701,6 +707,7 @@ impl Cursor {
         Ok(Cursor {
             pane,
             epoch,
+            pid,
             offset,
         })
     }
@@ -745,7 +752,9 @@ async fn capture_since(
     let watch = Watch::start(&target, id).await?;
     // Lines are kept as they come, bounded: the tail survives.
     let mut kept = Collected::new(max_lines, max_bytes);
-    let (end, missed) = match cursor.filter(|c| c.pane == id && c.epoch == watch.pane.epoch) {
+    // A cursor is continuous only within one recording of one process.
+    let same = |c: &Cursor| c.pane == id && c.epoch == watch.pane.epoch && c.pid == watch.pid;
+    let (end, missed) = match cursor.filter(same) {
         Some(c) => {
             let mut offset = c.offset;
             let mut view = LineView::new(MAX_LINE);
@@ -755,7 +764,8 @@ async fn capture_since(
             }
             (offset, info.missed)
         }
-        // First call, or the recording the cursor pointed into is gone.
+        // First call, or the recording (or process) the cursor pointed
+        // into is gone: the screen, and lines_missed for a cursor.
         None => {
             let (screen, position) = watch.capture(&[]).await?;
             screen.into_iter().for_each(|line| kept.push(line));
@@ -780,6 +790,7 @@ async fn capture_since(
         cursor: Cursor {
             pane: id,
             epoch: watch.pane.epoch,
+            pid: watch.pid,
             offset: end,
         }
         .encode(),
@@ -812,16 +823,22 @@ mod tests {
         let c = Cursor {
             pane: PaneId(3),
             epoch: 7,
+            pid: 4242,
             offset: 99,
         };
         let back = Cursor::decode(&c.encode()).unwrap();
-        assert_eq!((back.pane, back.epoch, back.offset), (PaneId(3), 7, 99));
+        assert_eq!(
+            (back.pane, back.epoch, back.pid, back.offset),
+            (PaneId(3), 7, 4242, 99)
+        );
         for bad in [
             "",
             "x",
-            "tmux-mcp-cursor-v1.%3.7",
-            "tmux-mcp-cursor-v1.3.7.9",
-            "tmux-mcp-cursor-v1.%3.7.9.1",
+            "tmux-mcp-cursor-v1.%3.7.9",
+            "tmux-mcp-cursor-v2.%3.7.9",
+            "tmux-mcp-cursor-v2.3.7.1.9",
+            "tmux-mcp-cursor-v2.%3.7.x.9",
+            "tmux-mcp-cursor-v2.%3.7.1.9.1",
         ] {
             assert!(Cursor::decode(bad).is_err(), "{bad}");
         }
