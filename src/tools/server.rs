@@ -228,6 +228,12 @@ async fn kill_server(app: Arc<App>, args: ServerArgs, _: CallContext) -> ToolRes
             "Refusing to kill the tmux server while this MCP server is running inside it. Use a manual tmux command if intended.",
         ));
     }
+    if app
+        .hosts_caller_client(&target, target::Doomed::Server)
+        .await?
+    {
+        return Err(target::hosts_caller_error("tmux server"));
+    }
     // A one-shot process: our control clients die with the server.
     target.hub.run_oneshot(&Command::new("kill-server")).await?;
     // Drop the dead clients now, so the next call attaches afresh (or runs
@@ -340,6 +346,12 @@ async fn kill_session(app: Arc<App>, args: SessionArgs, _: CallContext) -> ToolR
                 "Refusing to kill the session containing this MCP server's pane. Use a manual tmux command if intended.",
             ));
         }
+    }
+    if app
+        .hosts_caller_client(&target, target::Doomed::Session(&session.session_id))
+        .await?
+    {
+        return Err(target::hosts_caller_error("session"));
     }
     // A one-shot process: if our control client sits in this session it is
     // detached by the kill, and its reply could be lost with it.
