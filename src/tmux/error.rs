@@ -14,8 +14,12 @@ pub enum TmuxError {
     NoServer(String),
     /// The control client went away before it replied.
     Disconnected,
-    /// tmux did not reply in time.
+    /// tmux did not reply in time (a command allowed to wait, such as
+    /// `wait-for`).
     Timeout(Duration),
+    /// The server did not answer an ordinary command within the command
+    /// timeout: its socket accepts, but it is stopped or stuck.
+    NotResponding(Duration),
     /// An argument cannot be expressed as a tmux command.
     Unsendable(UnsendableArg),
     /// The reply was larger than the configured bound.
@@ -37,6 +41,11 @@ impl fmt::Display for TmuxError {
                 f.write_str("the tmux control connection closed before tmux replied")
             }
             TmuxError::Timeout(d) => write!(f, "tmux did not reply within {:.1}s", d.as_secs_f64()),
+            TmuxError::NotResponding(d) => write!(
+                f,
+                "tmux server is not responding: no reply within {:.1}s (it accepts connections but answers nothing; it may be stopped or stuck)",
+                d.as_secs_f64()
+            ),
             TmuxError::Unsendable(e) => e.fmt(f),
             TmuxError::Overflow => {
                 f.write_str("the tmux reply was larger than the configured bound")

@@ -102,27 +102,34 @@ impl Hub {
 
     /// Runs one command and returns its output lines. Commands that would
     /// block a control client's whole queue run in a process of their own.
+    /// The whole call (finding or attaching a client included) is bounded
+    /// by the command timeout: a server that accepts and never answers is
+    /// [`TmuxError::NotResponding`] within it.
     pub async fn run(&self, command: &Command) -> Result<Lines, TmuxError> {
         if blocks_queue(command) {
             return self.run_oneshot(command).await;
         }
-        match self.client().await {
-            Some(client) => {
-                let reply =
-                    tokio::time::timeout(self.limits.tmux_command_timeout, client.run(command))
-                        .await
-                        .map_err(|_| TmuxError::Timeout(self.limits.tmux_command_timeout))??;
-                Ok(reply.lines)
+        let limit = self.limits.tmux_command_timeout;
+        let run = async {
+            match self.client().await {
+                Some(client) => Ok(client.run(command).await?.lines),
+                None => self.run_oneshot(command).await,
             }
-            None => self.run_oneshot(command).await,
+        };
+        match tokio::time::timeout(limit, run).await {
+            Ok(reply) => reply,
+            Err(_) => Err(TmuxError::NotResponding(limit)),
         }
     }
 
     /// Runs a command in a `tmux` process of its own. For commands that must
     /// not run on a shared client (they block its queue, or end its session).
     pub async fn run_oneshot(&self, command: &Command) -> Result<Lines, TmuxError> {
-        self.oneshot(command, self.limits.tmux_command_timeout, None)
-            .await
+        let limit = self.limits.tmux_command_timeout;
+        match self.oneshot(command, limit, None).await {
+            Err(TmuxError::Timeout(_)) => Err(TmuxError::NotResponding(limit)),
+            other => other,
+        }
     }
 
     /// [`Hub::run_oneshot`] with a caller-chosen bound, for commands that may

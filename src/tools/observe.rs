@@ -134,7 +134,7 @@ impl Watch {
         let synced =
             tokio::time::timeout(limit, self.client.run_synced(&cmd.target(self.id), self.id))
                 .await
-                .map_err(|_| ToolError::from(crate::tmux::TmuxError::Timeout(limit)))??;
+                .map_err(|_| ToolError::from(crate::tmux::TmuxError::NotResponding(limit)))??;
         let position = synced.position.unwrap_or_else(|| self.end());
         let mut lines: Vec<String> = synced
             .reply
