@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::{PrivateTmux, call};
+use support::{PrivateTmux, call, finish, start_armed};
 use tmux_mcp::config::Config;
 use tmux_mcp::tools::{App, TmuxService};
+use tokio_util::sync::CancellationToken;
 
 /// A socket that accepts connections and never answers: a stopped or stuck
 /// tmux server as its clients see it. Removed when dropped.
@@ -103,4 +104,73 @@ async fn a_live_server_still_answers_with_the_bounded_path() {
     let svc = service_at(&tmux.socket_path(), Duration::from_secs(10));
     let result = call(&svc, "list_sessions", json!({})).await;
     assert!(!result.is_error, "{:?}", result.content);
+}
+
+/// Detaches every client of the server from outside, as a person tidying
+/// `tmux ls` would; returns how many there were.
+fn detach_all(tmux: &PrivateTmux) -> usize {
+    let clients = tmux.cmd(&["list-clients", "-F", "#{client_name}"]);
+    let names: Vec<&str> = clients.lines().filter(|l| !l.is_empty()).collect();
+    for name in &names {
+        let _ = tmux.try_cmd(&["detach-client", "-t", name]);
+    }
+    names.len()
+}
+
+/// A control client that goes away costs no call: the next call, and a wait
+/// in flight, carry on with a fresh client.
+#[tokio::test]
+async fn detached_control_clients_cost_no_call() {
+    let tmux = PrivateTmux::start();
+    tmux.cmd(&["new-session", "-d", "-s", "other"]);
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+    for round in 0..20 {
+        let first = call(&svc, "capture_pane", json!({"pane_id": pane})).await;
+        assert!(!first.is_error, "round {round}: {:?}", first.content);
+        let other = call(&svc, "list_panes", json!({"session_name": "other"})).await;
+        assert!(!other.is_error, "round {round}: {:?}", other.content);
+        assert!(detach_all(&tmux) >= 1, "round {round}: no client to detach");
+        for (tool, args) in [
+            (
+                "wait_for_text",
+                json!({"pane_id": pane, "patterns": ["NEVER-SEEN"], "timeout": 0.05}),
+            ),
+            ("capture_since", json!({"pane_id": pane})),
+            (
+                "send_keys",
+                json!({"pane_id": pane, "keys": "", "enter": false}),
+            ),
+            ("capture_pane", json!({"pane_id": pane})),
+            ("list_sessions", json!({})),
+            ("get_pane_info", json!({"pane_id": pane})),
+            ("show_option", json!({"option": "status", "global_": true})),
+        ] {
+            let result = call(&svc, tool, args).await;
+            assert!(
+                !result.is_error,
+                "round {round} {tool}: {:?}",
+                result.content
+            );
+        }
+    }
+}
+
+/// A wait in flight when its streaming client is detached carries on with a
+/// fresh client.
+#[tokio::test]
+async fn a_wait_survives_its_client_being_detached() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+    for round in 0..5 {
+        let args =
+            json!({"pane_id": pane, "patterns": [format!("BACK-{}", round + 40)], "timeout": 10});
+        let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
+        assert!(detach_all(&tmux) >= 1, "round {round}: no client to detach");
+        let keys = format!("echo BACK-$(({round}+40))");
+        tmux.cmd(&["send-keys", "-t", &pane, &keys, "Enter"]);
+        let result = finish(wait).await;
+        assert_eq!(result["found"], true, "round {round}: {result}");
+    }
 }

@@ -7,46 +7,8 @@ mod support;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{PrivateTmux, err, ok};
-use tmux_mcp::mcp::{CallContext, CallToolResult, Logger, Outbox, Progress, RequestGate, Service};
-use tmux_mcp::tools::TmuxService;
-use tokio::sync::mpsc;
+use support::{BOUND, PrivateTmux, err, finish, ok, start_armed};
 use tokio_util::sync::CancellationToken;
-
-const BOUND: Duration = Duration::from_secs(15);
-
-/// Starts a tool call with a progress token; returns once the call has sent
-/// its first progress notification (for wait_for_text: armed).
-async fn start_armed(
-    svc: &TmuxService,
-    tool: &str,
-    args: Value,
-    cancel: CancellationToken,
-) -> tokio::task::JoinHandle<CallToolResult> {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let outbox = Outbox(tx);
-    let ctx = CallContext {
-        cancel,
-        progress: Progress::new(Some(json!("t")), outbox, RequestGate::new()),
-        log: Logger::none(),
-    };
-    let call = svc.call_tool(tool, args, ctx).expect("tool exists");
-    let handle = tokio::spawn(call);
-    let armed = tokio::time::timeout(BOUND, rx.recv())
-        .await
-        .expect("armed in time");
-    assert!(armed.is_some(), "the call ended before it was armed");
-    handle
-}
-
-async fn finish(handle: tokio::task::JoinHandle<CallToolResult>) -> Value {
-    let result = tokio::time::timeout(BOUND, handle)
-        .await
-        .expect("finished in time")
-        .expect("no panic");
-    assert!(!result.is_error, "{:?}", result.content);
-    result.structured_content.expect("structured")
-}
 
 #[tokio::test]
 async fn wait_for_text_sees_only_output_written_after_it_began() {

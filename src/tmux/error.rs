@@ -14,6 +14,9 @@ pub enum TmuxError {
     NoServer(String),
     /// The control client went away before it replied.
     Disconnected,
+    /// The control client went away before the command was written to it:
+    /// tmux never saw the command.
+    NotSent,
     /// tmux did not reply in time (a command allowed to wait, such as
     /// `wait-for`).
     Timeout(Duration),
@@ -39,6 +42,9 @@ impl fmt::Display for TmuxError {
             }
             TmuxError::Disconnected => {
                 f.write_str("the tmux control connection closed before tmux replied")
+            }
+            TmuxError::NotSent => {
+                f.write_str("the tmux control connection closed before the command was sent")
             }
             TmuxError::Timeout(d) => write!(f, "tmux did not reply within {:.1}s", d.as_secs_f64()),
             TmuxError::NotResponding(d) => write!(

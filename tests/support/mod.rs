@@ -6,10 +6,15 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tmux_mcp::config::Config;
-use tmux_mcp::mcp::{CallContext, CallToolResult, Service};
+use tmux_mcp::mcp::{CallContext, CallToolResult, Logger, Outbox, Progress, RequestGate, Service};
 use tmux_mcp::tools::{App, TmuxService};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// How long a live test waits for an event before it fails.
+pub const BOUND: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// A tmux server on its own socket (`-L tmuxmcp-test-<pid>-<n>`, no config
 /// file), killed when dropped, even when the test panics.
@@ -168,4 +173,37 @@ pub async fn err(service: &TmuxService, name: &str, args: Value) -> String {
 
 pub fn shared(service: TmuxService) -> Arc<TmuxService> {
     Arc::new(service)
+}
+
+/// Starts a tool call with a progress token; returns once the call has sent
+/// its first progress notification (for wait_for_text: armed).
+pub async fn start_armed(
+    svc: &TmuxService,
+    tool: &str,
+    args: Value,
+    cancel: CancellationToken,
+) -> tokio::task::JoinHandle<CallToolResult> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let outbox = Outbox(tx);
+    let ctx = CallContext {
+        cancel,
+        progress: Progress::new(Some(json!("t")), outbox, RequestGate::new()),
+        log: Logger::none(),
+    };
+    let call = svc.call_tool(tool, args, ctx).expect("tool exists");
+    let handle = tokio::spawn(call);
+    let armed = tokio::time::timeout(BOUND, rx.recv())
+        .await
+        .expect("armed in time");
+    assert!(armed.is_some(), "the call ended before it was armed");
+    handle
+}
+
+pub async fn finish(handle: tokio::task::JoinHandle<CallToolResult>) -> Value {
+    let result = tokio::time::timeout(BOUND, handle)
+        .await
+        .expect("finished in time")
+        .expect("no panic");
+    assert!(!result.is_error, "{:?}", result.content);
+    result.structured_content.expect("structured")
 }
