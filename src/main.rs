@@ -82,10 +82,11 @@ fn serve() -> ExitCode {
         Err(e) => return report(Err(e.into())),
     };
     report(runtime.block_on(async move {
-        let max_line = config.limits.stdin_line;
+        let (max_line, max_queued) = (config.limits.stdin_line, config.limits.stdout_queue);
         let app = App::new(config);
         let service = Arc::new(TmuxService::with_selection(app.clone(), selection));
-        let result = mcp::serve(tokio::io::stdin(), tokio::io::stdout(), service, max_line).await;
+        let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
+        let result = mcp::serve_with(stdin, stdout, service, max_line, max_queued).await;
         app.shutdown().await;
         result
     }))

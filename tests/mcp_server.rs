@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tmux_mcp::mcp::{
-    BoxFuture, CallContext, CallToolResult, Implementation, LogLevel, Service, serve,
+    BoxFuture, CallContext, CallToolResult, Implementation, LogLevel, Service, serve, serve_with,
 };
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::{Notify, mpsc};
@@ -102,6 +102,11 @@ impl Service for FakeService {
                 CallToolResult::structured(json!({}))
             }),
             "panic" => Box::pin(async { panic!("the fake tool panics") }),
+            "big" => Box::pin(async move {
+                let _ = notes.send("big".into());
+                let size = arguments.get("size").and_then(Value::as_u64).unwrap_or(0);
+                CallToolResult::structured(json!({ "pad": "x".repeat(size as usize) }))
+            }),
             _ => return None,
         })
     }
@@ -842,4 +847,94 @@ async fn a_closed_output_ends_serve_with_an_error() {
         .expect("serve returned promptly")
         .unwrap();
     assert!(result.is_err(), "a write to a closed output is an error");
+}
+
+/// A client that stops reading: while the output queue is over its bound
+/// the server reads no more input (so the client's writes block), and when
+/// the client reads again every request is answered once. ("big" is a tool
+/// the fake serves without listing it.)
+#[tokio::test]
+async fn a_client_that_stops_reading_gets_backpressure_and_every_answer() {
+    const QUEUED: usize = 64 << 10;
+    const REQUESTS: u64 = 200;
+    let (mut input, server_input) = tokio::io::duplex(1 << 12);
+    let (server_output, output) = tokio::io::duplex(1 << 12);
+    let (notes_tx, mut notes) = mpsc::unbounded_channel();
+    let service = Arc::new(FakeService {
+        notes: notes_tx,
+        leak_trigger: Arc::new(Notify::new()),
+    });
+    let server = tokio::spawn(serve_with(
+        server_input,
+        server_output,
+        service,
+        MAX_LINE,
+        QUEUED,
+    ));
+    let mut output = BufReader::new(output);
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": { "protocolVersion": "2025-11-25", "capabilities": {} } });
+    input
+        .write_all(format!("{init}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut line = String::new();
+    output.read_line(&mut line).await.unwrap();
+    assert!(line.contains("\"result\""), "{line}");
+
+    // Each answer is about 16 KB (text and structured copies of 8 KB).
+    let sender = tokio::spawn(async move {
+        for id in 1..=REQUESTS {
+            let call = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": { "name": "big", "arguments": { "size": 8000 } } });
+            input
+                .write_all(format!("{call}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        input
+    });
+    // Without backpressure the server would read all 200 requests (and
+    // queue 3 MB of answers) at once; with it, the sender stays blocked.
+    let mut sender = sender;
+    assert!(
+        timeout(Duration::from_millis(500), &mut sender)
+            .await
+            .is_err(),
+        "the server kept reading a client that does not read"
+    );
+    let mut taken = 0;
+    while notes.try_recv().is_ok() {
+        taken += 1;
+    }
+    // Calls read before the first answers were counted still answer; the
+    // rest wait in the pipe.
+    assert!(
+        taken < REQUESTS as usize / 2,
+        "{taken} of {REQUESTS} calls were taken in while nothing was read"
+    );
+
+    // Reading again: every request is answered exactly once.
+    let mut seen = std::collections::BTreeSet::new();
+    while seen.len() < REQUESTS as usize {
+        line.clear();
+        let n = timeout(WAIT, output.read_line(&mut line))
+            .await
+            .expect("answers keep coming")
+            .unwrap();
+        assert!(n > 0, "EOF before every answer");
+        let r: Value = serde_json::from_str(&line).unwrap();
+        let id = r["id"].as_u64().expect("an answer");
+        assert!(r["result"]["structuredContent"]["pad"].is_string(), "{id}");
+        assert!(seen.insert(id), "answered twice: {id}");
+    }
+    let input = timeout(WAIT, sender).await.expect("sender done").unwrap();
+    drop(input);
+    line.clear();
+    let n = timeout(WAIT, output.read_line(&mut line))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(n, 0, "nothing more after the answers: {line}");
+    timeout(WAIT, server).await.unwrap().unwrap().unwrap();
 }
