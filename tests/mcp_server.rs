@@ -122,6 +122,11 @@ struct Client {
 
 impl Client {
     fn start() -> Client {
+        Client::start_with(tmux_mcp::mcp::server::DEFAULT_MAX_QUEUED)
+    }
+
+    /// A server whose output queue is bounded at `max_queued` bytes.
+    fn start_with(max_queued: usize) -> Client {
         let (input, server_input) = tokio::io::duplex(1 << 16);
         let (server_output, output) = tokio::io::duplex(1 << 16);
         let (notes_tx, notes) = mpsc::unbounded_channel();
@@ -130,7 +135,13 @@ impl Client {
             notes: notes_tx,
             leak_trigger: leak_trigger.clone(),
         });
-        let server = tokio::spawn(serve(server_input, server_output, service, MAX_LINE));
+        let server = tokio::spawn(serve_with(
+            server_input,
+            server_output,
+            service,
+            MAX_LINE,
+            max_queued,
+        ));
         Client {
             input: Some(input),
             output: BufReader::new(output),
@@ -141,7 +152,11 @@ impl Client {
     }
 
     async fn started() -> Client {
-        let mut client = Client::start();
+        Client::started_with(tmux_mcp::mcp::server::DEFAULT_MAX_QUEUED).await
+    }
+
+    async fn started_with(max_queued: usize) -> Client {
+        let mut client = Client::start_with(max_queued);
         let r = client
             .request(
                 0,
@@ -635,6 +650,46 @@ async fn a_slow_call_does_not_block_other_requests() {
     assert_eq!(error_code(&r), -32600);
     let rest = c.finish().await;
     assert!(rest.iter().all(|m| m["id"] != "slow-1"), "{rest:?}");
+}
+
+/// With a small output bound, 32 long calls always run at once; one more
+/// waits to start, and meanwhile pings are answered and a cancellation of
+/// the waiting call is taken.
+#[tokio::test]
+async fn long_calls_waiting_to_start_leave_pings_and_cancellation_working() {
+    let mut c = Client::started_with(64 << 10).await;
+    for id in 0..32 {
+        c.send_request(id, "tools/call", json!({ "name": "slow" }))
+            .await;
+        assert_eq!(c.note().await, "slow started");
+    }
+    c.send_request("late", "tools/call", json!({ "name": "slow" }))
+        .await;
+    c.send_request("gone", "tools/call", json!({ "name": "slow" }))
+        .await;
+    let r = c.request("p", "ping", json!({})).await;
+    assert_eq!(r["result"], json!({}));
+    c.send(
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": { "requestId": "gone" } }),
+    )
+    .await;
+    // The answer to the ping above was the only message: "late" has not
+    // started. Ending one running call makes room for it.
+    c.send(
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": { "requestId": 0 } }),
+    )
+    .await;
+    assert_eq!(c.note().await, "slow cancelled");
+    assert_eq!(c.note().await, "slow started");
+    c.assert_quiet().await;
+    assert!(
+        c.notes.try_recv().is_err(),
+        "the cancelled waiting call never started"
+    );
+    let rest = c.finish().await;
+    assert!(rest.is_empty(), "{rest:?}");
 }
 
 #[tokio::test]
