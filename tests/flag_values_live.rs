@@ -62,6 +62,12 @@ fn is_string(schema: &Value) -> bool {
 
 #[tokio::test]
 async fn flag_like_values_never_reach_tmux_as_flags() {
+    let scratch = std::env::temp_dir().join(format!("tmuxmcp-flags-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    // A value such as `-t` given as pipe_pane's output_path is a relative
+    // file name: this process and its tmux server work in a scratch
+    // directory, so it is not written where the tests run.
+    std::env::set_current_dir(&scratch).unwrap();
     let tmux = PrivateTmux::start();
     let pane = tmux.first_pane();
     let window = window_of(&tmux, &pane);
@@ -126,6 +132,8 @@ async fn flag_like_values_never_reach_tmux_as_flags() {
             "a variable appeared in the global environment: {line}"
         );
     }
+    drop(tmux);
+    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 #[tokio::test]
