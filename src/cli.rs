@@ -124,10 +124,11 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 fn serve() -> anyhow::Result<()> {
     let (config, selection) = settings()?;
     runtime()?.block_on(async move {
-        let max_line = config.limits.stdin_line;
+        let (max_line, max_queued) = (config.limits.stdin_line, config.limits.stdout_queue);
         let app = App::new(config);
         let service = Arc::new(TmuxService::with_selection(app.clone(), selection));
-        let result = mcp::serve(tokio::io::stdin(), tokio::io::stdout(), service, max_line).await;
+        let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
+        let result = mcp::serve_with(stdin, stdout, service, max_line, max_queued).await;
         app.shutdown().await;
         result
     })

@@ -40,6 +40,9 @@ pub struct Config {
 /// Every buffer bound in one place.
 #[derive(Clone, Debug)]
 pub struct Limits {
+    /// Output bytes queued for a client that does not read before stdin is
+    /// no longer read (backpressure).
+    pub stdout_queue: usize,
     /// Longest JSON-RPC line accepted on stdin.
     pub stdin_line: usize,
     /// Longest line accepted from a control client.
@@ -61,6 +64,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
+            stdout_queue: crate::mcp::server::DEFAULT_MAX_QUEUED,
             stdin_line: 64 << 20,
             tmux_line: 64 << 20,
             tmux_reply: 256 << 20,

@@ -143,6 +143,58 @@ async fn the_server_refuses_to_kill_what_it_runs_in() {
     assert!(!elsewhere.try_cmd(&["list-sessions"]).status.success());
 }
 
+/// Nested tmux: this MCP server runs in the inner server (`$TMUX`), whose
+/// client runs in a pane of an outer server. Killing that pane, its window,
+/// its session or the outer server would take the caller's client with it.
+#[tokio::test]
+async fn the_server_refuses_to_kill_what_hosts_its_client_in_nested_tmux() {
+    let outer = PrivateTmux::start();
+    let inner = PrivateTmux::start();
+    inner.cmd(&["set-hook", "-g", "client-attached", "wait-for -S attached"]);
+    let host = outer.first_pane();
+    let host_window = outer
+        .cmd(&["display-message", "-p", "-t", &host, "#{window_id}"])
+        .trim()
+        .to_owned();
+    outer.cmd(&["new-session", "-d", "-s", "spare"]);
+    let attach = format!(
+        "env -u TMUX tmux -L {} -f /dev/null attach -t main",
+        inner.name
+    );
+    outer.cmd(&["send-keys", "-t", &host, &attach, "Enter"]);
+    inner
+        .wait_for("attached", std::time::Duration::from_secs(15))
+        .await;
+
+    let identity = format!("{},1,$0", inner.socket_path().display());
+    let inner_pane = inner.first_pane();
+    let svc = outer.service_with(&[
+        ("TMUX", identity.as_str()),
+        ("TMUX_PANE", inner_pane.as_str()),
+    ]);
+    let before = state(&outer);
+    for (tool, args) in [
+        ("kill_pane", json!({"pane_id": host})),
+        ("kill_window", json!({"window_id": host_window})),
+        ("kill_session", json!({"session_name": "main"})),
+        ("kill_server", json!({})),
+    ] {
+        let refused = err(&svc, tool, args).await;
+        assert!(
+            refused.starts_with("Refusing to") && refused.contains("nested tmux"),
+            "{tool}: {refused}"
+        );
+    }
+    assert_eq!(state(&outer), before);
+    assert_ne!(
+        inner.cmd(&["list-clients"]).trim(),
+        "",
+        "the client is still attached"
+    );
+    // What does not host the client can go.
+    ok(&svc, "kill_session", json!({"session_name": "spare"})).await;
+}
+
 #[tokio::test]
 async fn hidden_toolsets_are_unreachable() {
     use tmux_mcp::config::Config;

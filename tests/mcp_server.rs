@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tmux_mcp::mcp::{
-    BoxFuture, CallContext, CallToolResult, Implementation, LogLevel, Service, serve,
+    BoxFuture, CallContext, CallToolResult, Implementation, LogLevel, Service, serve, serve_with,
 };
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::{Notify, mpsc};
@@ -102,6 +102,11 @@ impl Service for FakeService {
                 CallToolResult::structured(json!({}))
             }),
             "panic" => Box::pin(async { panic!("the fake tool panics") }),
+            "big" => Box::pin(async move {
+                let _ = notes.send("big".into());
+                let size = arguments.get("size").and_then(Value::as_u64).unwrap_or(0);
+                CallToolResult::structured(json!({ "pad": "x".repeat(size as usize) }))
+            }),
             _ => return None,
         })
     }
@@ -117,6 +122,11 @@ struct Client {
 
 impl Client {
     fn start() -> Client {
+        Client::start_with(tmux_mcp::mcp::server::DEFAULT_MAX_QUEUED)
+    }
+
+    /// A server whose output queue is bounded at `max_queued` bytes.
+    fn start_with(max_queued: usize) -> Client {
         let (input, server_input) = tokio::io::duplex(1 << 16);
         let (server_output, output) = tokio::io::duplex(1 << 16);
         let (notes_tx, notes) = mpsc::unbounded_channel();
@@ -125,7 +135,13 @@ impl Client {
             notes: notes_tx,
             leak_trigger: leak_trigger.clone(),
         });
-        let server = tokio::spawn(serve(server_input, server_output, service, MAX_LINE));
+        let server = tokio::spawn(serve_with(
+            server_input,
+            server_output,
+            service,
+            MAX_LINE,
+            max_queued,
+        ));
         Client {
             input: Some(input),
             output: BufReader::new(output),
@@ -136,7 +152,11 @@ impl Client {
     }
 
     async fn started() -> Client {
-        let mut client = Client::start();
+        Client::started_with(tmux_mcp::mcp::server::DEFAULT_MAX_QUEUED).await
+    }
+
+    async fn started_with(max_queued: usize) -> Client {
+        let mut client = Client::start_with(max_queued);
         let r = client
             .request(
                 0,
@@ -702,6 +722,18 @@ async fn tools_call_results_and_errors() {
     // Missing arguments read as {}.
     let r = c.request(2, "tools/call", json!({ "name": "echo" })).await;
     assert_eq!(r["result"]["structuredContent"], json!({ "echo": {} }));
+    // Arguments sent as a JSON string holding an object are decoded once.
+    let r = c
+        .request(
+            14,
+            "tools/call",
+            json!({ "name": "echo", "arguments": r#"{"text":"-u"}"# }),
+        )
+        .await;
+    assert_eq!(
+        r["result"]["structuredContent"],
+        json!({ "echo": { "text": "-u" } })
+    );
     let r = c.request(3, "tools/call", json!({ "name": "fail" })).await;
     assert_eq!(r["result"]["isError"], true);
     assert_eq!(r["result"]["content"][0]["text"], "this tool always fails");
@@ -723,6 +755,12 @@ async fn tools_call_results_and_errors() {
         (7, json!(["echo"])),
         (8, json!("echo")),
         (9, json!({ "name": "echo", "arguments": [1] })),
+        (11, json!({ "name": "echo", "arguments": "[1]" })),
+        (12, json!({ "name": "echo", "arguments": "{\"text\"" })),
+        (
+            13,
+            json!({ "name": "echo", "arguments": r#""{\"text\":\"hi\"}""# }),
+        ),
     ] {
         let r = c.request(id, "tools/call", params.clone()).await;
         assert_eq!(error_code(&r), -32602, "{params}");
@@ -757,6 +795,46 @@ async fn a_slow_call_does_not_block_other_requests() {
     assert_eq!(error_code(&r), -32600);
     let rest = c.finish().await;
     assert!(rest.iter().all(|m| m["id"] != "slow-1"), "{rest:?}");
+}
+
+/// With a small output bound, 32 long calls always run at once; one more
+/// waits to start, and meanwhile pings are answered and a cancellation of
+/// the waiting call is taken.
+#[tokio::test]
+async fn long_calls_waiting_to_start_leave_pings_and_cancellation_working() {
+    let mut c = Client::started_with(64 << 10).await;
+    for id in 0..32 {
+        c.send_request(id, "tools/call", json!({ "name": "slow" }))
+            .await;
+        assert_eq!(c.note().await, "slow started");
+    }
+    c.send_request("late", "tools/call", json!({ "name": "slow" }))
+        .await;
+    c.send_request("gone", "tools/call", json!({ "name": "slow" }))
+        .await;
+    let r = c.request("p", "ping", json!({})).await;
+    assert_eq!(r["result"], json!({}));
+    c.send(
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": { "requestId": "gone" } }),
+    )
+    .await;
+    // The answer to the ping above was the only message: "late" has not
+    // started. Ending one running call makes room for it.
+    c.send(
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": { "requestId": 0 } }),
+    )
+    .await;
+    assert_eq!(c.note().await, "slow cancelled");
+    assert_eq!(c.note().await, "slow started");
+    c.assert_quiet().await;
+    assert!(
+        c.notes.try_recv().is_err(),
+        "the cancelled waiting call never started"
+    );
+    let rest = c.finish().await;
+    assert!(rest.is_empty(), "{rest:?}");
 }
 
 #[tokio::test]
@@ -969,4 +1047,94 @@ async fn a_closed_output_ends_serve_with_an_error() {
         .expect("serve returned promptly")
         .unwrap();
     assert!(result.is_err(), "a write to a closed output is an error");
+}
+
+/// A client that stops reading: while the output queue is over its bound
+/// the server reads no more input (so the client's writes block), and when
+/// the client reads again every request is answered once. ("big" is a tool
+/// the fake serves without listing it.)
+#[tokio::test]
+async fn a_client_that_stops_reading_gets_backpressure_and_every_answer() {
+    const QUEUED: usize = 64 << 10;
+    const REQUESTS: u64 = 200;
+    let (mut input, server_input) = tokio::io::duplex(1 << 12);
+    let (server_output, output) = tokio::io::duplex(1 << 12);
+    let (notes_tx, mut notes) = mpsc::unbounded_channel();
+    let service = Arc::new(FakeService {
+        notes: notes_tx,
+        leak_trigger: Arc::new(Notify::new()),
+    });
+    let server = tokio::spawn(serve_with(
+        server_input,
+        server_output,
+        service,
+        MAX_LINE,
+        QUEUED,
+    ));
+    let mut output = BufReader::new(output);
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": { "protocolVersion": "2025-11-25", "capabilities": {} } });
+    input
+        .write_all(format!("{init}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut line = String::new();
+    output.read_line(&mut line).await.unwrap();
+    assert!(line.contains("\"result\""), "{line}");
+
+    // Each answer is about 16 KB (text and structured copies of 8 KB).
+    let sender = tokio::spawn(async move {
+        for id in 1..=REQUESTS {
+            let call = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": { "name": "big", "arguments": { "size": 8000 } } });
+            input
+                .write_all(format!("{call}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        input
+    });
+    // Without backpressure the server would read all 200 requests (and
+    // queue 3 MB of answers) at once; with it, the sender stays blocked.
+    let mut sender = sender;
+    assert!(
+        timeout(Duration::from_millis(500), &mut sender)
+            .await
+            .is_err(),
+        "the server kept reading a client that does not read"
+    );
+    let mut taken = 0;
+    while notes.try_recv().is_ok() {
+        taken += 1;
+    }
+    // Calls read before the first answers were counted still answer; the
+    // rest wait in the pipe.
+    assert!(
+        taken < REQUESTS as usize / 2,
+        "{taken} of {REQUESTS} calls were taken in while nothing was read"
+    );
+
+    // Reading again: every request is answered exactly once.
+    let mut seen = std::collections::BTreeSet::new();
+    while seen.len() < REQUESTS as usize {
+        line.clear();
+        let n = timeout(WAIT, output.read_line(&mut line))
+            .await
+            .expect("answers keep coming")
+            .unwrap();
+        assert!(n > 0, "EOF before every answer");
+        let r: Value = serde_json::from_str(&line).unwrap();
+        let id = r["id"].as_u64().expect("an answer");
+        assert!(r["result"]["structuredContent"]["pad"].is_string(), "{id}");
+        assert!(seen.insert(id), "answered twice: {id}");
+    }
+    let input = timeout(WAIT, sender).await.expect("sender done").unwrap();
+    drop(input);
+    line.clear();
+    let n = timeout(WAIT, output.read_line(&mut line))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(n, 0, "nothing more after the answers: {line}");
+    timeout(WAIT, server).await.unwrap().unwrap().unwrap();
 }

@@ -290,7 +290,9 @@ async fn environment_show_and_set() {
     assert!(session["variables"].get("MCP_T").is_none());
 
     let before = tmux.cmd(&["show-environment", "-g"]);
-    for name in ["", "A=B", "A\u{0}B"] {
+    for name in [
+        "", "A=B", "A\u{0}B", "-u", "-g", "-r", "1A", "A B", "A-B", "é",
+    ] {
         let msg = err(&svc, "set_environment", json!({"name": name, "value": "x"})).await;
         assert!(msg.contains("Invalid environment variable name"), "{msg}");
     }

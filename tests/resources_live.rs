@@ -272,6 +272,37 @@ async fn completion_from_live_tmux() {
         .complete(completion(session_uri, "session_name", "ma", json!({})))
         .await;
     assert_eq!(values, vec!["main", "mainframe"]);
+    // The same templates without their query part, as clients send them.
+    let values = service
+        .complete(completion(
+            "tmux://sessions/{session_name}",
+            "session_name",
+            "ma",
+            json!({}),
+        ))
+        .await;
+    assert_eq!(values, vec!["main", "mainframe"]);
+    let values = service
+        .complete(completion(
+            "tmux://sessions/{session_name}/windows/{window_index}",
+            "window_index",
+            "",
+            json!({ "session_name": "zeta" }),
+        ))
+        .await;
+    assert_eq!(values, vec!["0", "1", "7"]);
+    let bare_panes = service
+        .complete(completion(
+            "tmux://panes/{pane_id}/content",
+            "pane_id",
+            "%",
+            json!({}),
+        ))
+        .await;
+    assert!(
+        !bare_panes.is_empty(),
+        "pane ids complete without the query part"
+    );
 
     let values = service
         .complete(completion(pane_uri, "pane_id", "", json!({})))
@@ -317,6 +348,18 @@ async fn completion_from_live_tmux() {
         completion(session_uri, "socket_name", "", json!({})),
         completion(pane_uri, "session_name", "", json!({})),
         completion("tmux://nope/{session_name}", "session_name", "", json!({})),
+        completion(
+            "tmux://sessions/{session_name}{?other}",
+            "session_name",
+            "",
+            json!({}),
+        ),
+        completion(
+            "tmux://sessions/{session_name}?",
+            "session_name",
+            "",
+            json!({}),
+        ),
         completion(
             session_uri,
             "session_name",

@@ -7,10 +7,8 @@ mod support;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{PrivateTmux, RESULT_BOUND, err, finish, ok, ok_sized, start_armed};
+use support::{BOUND, PrivateTmux, RESULT_BOUND, err, finish, ok, ok_sized, start_armed};
 use tokio_util::sync::CancellationToken;
-
-const BOUND: Duration = Duration::from_secs(15);
 
 #[tokio::test]
 async fn wait_for_text_sees_only_output_written_after_it_began() {
@@ -577,4 +575,96 @@ async fn waits_survive_a_detached_client_and_a_moved_window() {
     tmux.cmd(&["send-keys", "-t", &moved, "echo MOVED-$((4+5))", "Enter"]);
     let result = finish(wait).await;
     assert_eq!(result["found"], true, "{result}");
+}
+
+/// Text printed on the alternate screen (a full-screen program) does not
+/// satisfy wait_for_text; the result says the pane was there, and a wait
+/// that times out because of it says `alternate_screen`.
+#[tokio::test]
+async fn the_alternate_screen_is_not_matched() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+
+    // Entered during the wait; text after leaving it matches again.
+    let args = json!({"pane_id": pane, "patterns": ["ALT-42", "MAIN-3"], "timeout": 10});
+    let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
+    let keys =
+        "printf '\\033[?1049h'; echo ALT-$((6*7)); printf '\\033[?1049l'; echo MAIN-$((1+2))";
+    tmux.cmd(&["send-keys", "-t", &pane, keys, "Enter"]);
+    let result = finish(wait).await;
+    assert_eq!(result["outcome"], "matched", "{result}");
+    assert_eq!(
+        result["matched_index"], 1,
+        "ALT-42 was on the alternate screen: {result}"
+    );
+    assert_eq!(result["alternate_screen"], true, "{result}");
+
+    // Entered during the wait, and still there at the timeout.
+    let args = json!({"pane_id": pane, "patterns": ["ALT-42"], "timeout": 1});
+    let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
+    let keys = "printf '\\033[?1049h'; echo ALT-$((6*7)); tmux wait-for -S entered";
+    tmux.cmd(&["send-keys", "-t", &pane, keys, "Enter"]);
+    tmux.wait_for("entered", BOUND).await;
+    let result = finish(wait).await;
+    assert_eq!(result["found"], false, "{result}");
+    assert_eq!(result["outcome"], "alternate_screen", "{result}");
+    assert_eq!(result["alternate_screen"], true, "{result}");
+
+    // Already there when the wait began: new text there is not matched.
+    let args = json!({"pane_id": pane, "patterns": ["ALT-8"], "timeout": 1});
+    let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
+    tmux.cmd(&["send-keys", "-t", &pane, "echo ALT-$((4+4))", "Enter"]);
+    let result = finish(wait).await;
+    assert_eq!(result["found"], false, "{result}");
+    assert_eq!(result["outcome"], "alternate_screen", "{result}");
+    assert_eq!(result["alternate_screen"], true, "{result}");
+}
+
+/// A cursor does not survive a respawn (same pane id, a new process): the
+/// next call says lines were missed, and answers with the new screen.
+#[tokio::test]
+async fn a_capture_since_cursor_does_not_survive_a_respawn() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+    let first = ok(&svc, "capture_since", json!({"pane_id": pane})).await;
+    let cursor = first["cursor"].as_str().unwrap().to_owned();
+    tmux.cmd(&[
+        "respawn-pane",
+        "-k",
+        "-t",
+        &pane,
+        "echo RESPAWNED-$((2+3)); tmux wait-for -S respawned; exec sh",
+    ]);
+    tmux.wait_for("respawned", BOUND).await;
+    let after = ok(&svc, "capture_since", json!({"cursor": cursor})).await;
+    assert_eq!(after["lines_missed"], true, "{after}");
+    assert_eq!(after["pane_id"], pane.as_str());
+    let lines = after["lines"].as_array().unwrap();
+    assert!(
+        lines.iter().any(|l| l == "RESPAWNED-5"),
+        "the new screen: {after}"
+    );
+
+    // The cursor it returned is continuous again.
+    let cursor = after["cursor"].as_str().unwrap().to_owned();
+    tmux.cmd(&[
+        "send-keys",
+        "-t",
+        &pane,
+        "echo AGAIN-$((1+1)); tmux wait-for -S again",
+        "Enter",
+    ]);
+    tmux.wait_for("again", BOUND).await;
+    let next = ok(&svc, "capture_since", json!({"cursor": cursor})).await;
+    assert_eq!(next["lines_missed"], false, "{next}");
+    assert!(
+        next["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l == "AGAIN-2"),
+        "{next}"
+    );
 }

@@ -110,6 +110,7 @@ async fn list_servers_scans_the_socket_dir_and_extra_paths() {
     assert_eq!(servers[1]["session_count"], 1);
 
     let extra_path = extra.path.display().to_string();
+    let beta_path = dir.join("beta").display().to_string();
     let with_extra = ok(
         &svc,
         "list_servers",
@@ -118,17 +119,24 @@ async fn list_servers_scans_the_socket_dir_and_extra_paths() {
             scratch.0.join("missing").display().to_string(),
             dir.join("file").display().to_string(),
             dir.join("stale").display().to_string(),
-            // Found by the scan already, and named twice: listed once.
-            dir.join("beta").display().to_string(),
+            // Found by the scan already: listed again, as the path asked about.
+            beta_path,
+            // Named twice: listed once.
             extra_path,
         ]}),
     )
     .await;
     let with_extra = with_extra.as_array().unwrap();
-    assert_eq!(with_extra.len(), 3, "{with_extra:?}");
+    assert_eq!(with_extra.len(), 4, "{with_extra:?}");
     assert_eq!(with_extra[2]["socket_name"], Value::Null);
     assert_eq!(with_extra[2]["socket_path"], extra_path.as_str());
     assert_eq!(with_extra[2]["session_count"], 1);
+    assert_eq!(with_extra[2]["is_alive"], true);
+    assert_eq!(with_extra[3]["socket_name"], Value::Null);
+    assert_eq!(with_extra[3]["socket_path"], beta_path.as_str());
+    assert_eq!(with_extra[3]["session_count"], 1);
+    assert_eq!(with_extra[3]["is_alive"], true);
+    assert_eq!(with_extra[3]["version"], version.trim());
 
     // Discovery attaches no control client to the servers it finds.
     assert_eq!(beta.cmd(&["list-clients"]).trim(), "");

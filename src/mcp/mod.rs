@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-pub use server::serve;
+pub use server::{serve, serve_with};
 
 /// A boxed, sendable future (what a tool call returns).
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

@@ -34,7 +34,7 @@
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
@@ -90,7 +90,12 @@ pub fn negotiate(offered: &str) -> &'static str {
         .unwrap_or(LATEST_VERSION)
 }
 
-/// Serves MCP on `input`/`output` until `input` ends.
+/// The default bound on output bytes queued for a client that does not
+/// read ([`serve_with`]); `Limits::stdout_queue` in the binary.
+pub const DEFAULT_MAX_QUEUED: usize = 4 << 20;
+
+/// Serves MCP on `input`/`output` until `input` ends, with the default
+/// output bound.
 ///
 /// Lines longer than `max_line` bytes (newline excluded) are discarded and
 /// answered with an error; the server keeps going.
@@ -104,21 +109,45 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_with(input, output, service, max_line, DEFAULT_MAX_QUEUED).await
+}
+
+/// [`serve`], with backpressure: while `max_queued` bytes or more wait to be
+/// written to `output` (the client is not reading), no more input is read,
+/// so the client's own writes block instead of our memory growing. Calls
+/// already running still answer; every request is answered once the client
+/// reads again.
+pub async fn serve_with<R, W>(
+    input: R,
+    output: W,
+    service: Arc<dyn Service>,
+    max_line: usize,
+    max_queued: usize,
+) -> anyhow::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (tx, rx) = mpsc::unbounded_channel();
     let writer_stop = CancellationToken::new();
     let writer_failed = CancellationToken::new();
+    let queued = Arc::new(Queued::new(max_queued));
     let writer = tokio::spawn(write_messages(
         output,
         rx,
         writer_stop.clone(),
         writer_failed.clone(),
+        queued.clone(),
     ));
 
-    let mut server = Server::new(service, Outbox(tx));
+    let mut server = Server::new(service, Outbox(tx), queued.clone());
     let mut lines = LineReader::new(input, max_line);
     let read_result = loop {
         let line = tokio::select! {
-            line = lines.next_line() => line,
+            line = async {
+                queued.room().await;
+                lines.next_line().await
+            } => line,
             _ = writer_failed.cancelled() => break Ok(()),
         };
         match line {
@@ -152,42 +181,164 @@ where
     read_result.and(write_result)
 }
 
+/// Requests read but not started (their task waits for output room) at
+/// which the reader stops reading.
+const MAX_WAITING: usize = 1024;
+
+/// The least answer size assumed for a started request.
+const ANSWER_FLOOR: usize = 16 << 10;
+
+/// Requests that may always run at once while the queue is under its
+/// bound, whatever their answers' size: waits that sit for seconds must
+/// not hold back other calls' start (a wait started late misses output).
+const ALWAYS_STARTED: usize = 32;
+
+/// Backpressure: output bytes serialized and not yet written, and the
+/// requests whose answers are still to come, against one bound.
+///
+/// A request's task starts its work only while the queue is under the
+/// bound and either fewer than [`ALWAYS_STARTED`] requests run or their
+/// answers (each counted at the running average line size) fit under it
+/// too. So a client that stops reading costs about the bound plus
+/// [`ALWAYS_STARTED`] answers, not one answer per request it sent. The
+/// reader stops reading while the queue is over the bound or
+/// [`MAX_WAITING`] requests wait to start; otherwise it keeps reading, so
+/// `ping` and cancellations are handled while calls wait to start.
+struct Queued {
+    bytes: AtomicUsize,
+    bound: usize,
+    /// Requests started and not answered yet.
+    started: AtomicUsize,
+    /// Requests read and not started yet.
+    waiting: AtomicUsize,
+    /// A running average of the lines written.
+    typical: AtomicUsize,
+    /// Woken when a line is written or a request is answered.
+    drained: tokio::sync::Notify,
+}
+
+impl Queued {
+    fn new(bound: usize) -> Self {
+        Queued {
+            bytes: AtomicUsize::new(0),
+            bound,
+            started: AtomicUsize::new(0),
+            waiting: AtomicUsize::new(0),
+            typical: AtomicUsize::new(ANSWER_FLOOR),
+            drained: tokio::sync::Notify::new(),
+        }
+    }
+
+    fn add(&self, n: usize) {
+        self.bytes.fetch_add(n, Ordering::AcqRel);
+        let typical = self.typical.load(Ordering::Relaxed);
+        self.typical.store((typical * 7 + n) / 8, Ordering::Relaxed);
+    }
+
+    fn written(&self, n: usize) {
+        self.bytes.fetch_sub(n, Ordering::AcqRel);
+        self.drained.notify_waiters();
+    }
+
+    /// Waits until `ready` holds, rechecking each time output drains.
+    async fn until(&self, ready: impl Fn() -> bool) {
+        loop {
+            let drained = self.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            if ready() {
+                return;
+            }
+            drained.await;
+        }
+    }
+
+    /// Resolves once the reader may read another request.
+    async fn room(&self) {
+        self.until(|| {
+            self.bytes.load(Ordering::Acquire) < self.bound
+                && self.waiting.load(Ordering::Acquire) < MAX_WAITING
+        })
+        .await
+    }
+
+    /// A request was read; its task will [`start`](Self::start).
+    fn read(&self) {
+        self.waiting.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Resolves when a request's work may start: the queue is under its
+    /// bound, and fewer than [`ALWAYS_STARTED`] requests run or the answers
+    /// of those already started fit too.
+    async fn start(&self) {
+        loop {
+            let drained = self.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            let started = self.started.load(Ordering::Acquire);
+            let typical = self.typical.load(Ordering::Relaxed).max(ANSWER_FLOOR);
+            let bytes = self.bytes.load(Ordering::Acquire);
+            let fits = bytes < self.bound
+                && (started < ALWAYS_STARTED
+                    || bytes + started.saturating_mul(typical) < self.bound);
+            if !fits {
+                drained.await;
+                continue;
+            }
+            let next = started + 1;
+            if self
+                .started
+                .compare_exchange(started, next, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                self.not_waiting();
+                return;
+            }
+        }
+    }
+
+    /// A request that waited to start was cancelled.
+    fn not_waiting(&self) {
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+        self.drained.notify_waiters();
+    }
+
+    /// A started request has queued its answer (or was cancelled).
+    fn answered(&self) {
+        self.started.fetch_sub(1, Ordering::AcqRel);
+        self.drained.notify_waiters();
+    }
+}
+
 /// The writer task: the only code that writes `output`.
 ///
-/// After `stop` fires it writes the messages queued at that moment, then
-/// shuts the output down. On a write error it fires `failed` (the reader then stops).
+/// Two stages: one serializes each message as it is queued (counting its
+/// bytes in `queued`), the other writes the lines out. After `stop` fires
+/// the first takes the messages queued at that moment, then the output is
+/// shut down once they are written. On a write error it fires `failed`
+/// (the reader then stops).
 async fn write_messages<W>(
     mut output: W,
-    mut queue: mpsc::UnboundedReceiver<Message>,
+    queue: mpsc::UnboundedReceiver<Message>,
     stop: CancellationToken,
     failed: CancellationToken,
+    queued: Arc<Queued>,
 ) -> std::io::Result<()>
 where
     W: AsyncWrite + Unpin,
 {
+    let (lines_tx, mut lines) = mpsc::unbounded_channel::<Vec<u8>>();
+    let serializer = tokio::spawn(serialize_messages(queue, stop, lines_tx, queued.clone()));
     let result = async {
-        loop {
-            let message = tokio::select! {
-                biased;
-                _ = stop.cancelled() => {
-                    // Exactly what is queued now: a producer that keeps
-                    // sending (a stray logger clone) cannot hold us here.
-                    for _ in 0..queue.len() {
-                        let Ok(message) = queue.try_recv() else { break };
-                        write_message(&mut output, &message).await?;
-                    }
-                    break;
-                }
-                message = queue.recv() => match message {
-                    Some(message) => message,
-                    None => break,
-                },
-            };
-            write_message(&mut output, &message).await?;
+        while let Some(line) = lines.recv().await {
+            let written = output.write_all(&line).await.and(output.flush().await);
+            queued.written(line.len());
+            written?;
         }
         output.shutdown().await
     }
     .await;
+    serializer.abort();
     if let Err(e) = &result {
         eprintln!("mcp: cannot write the output: {e}");
         failed.cancel();
@@ -195,22 +346,58 @@ where
     result
 }
 
-async fn write_message<W: AsyncWrite + Unpin>(
-    output: &mut W,
-    message: &Message,
-) -> std::io::Result<()> {
+/// The first stage of the writer: messages to lines, counted as queued.
+async fn serialize_messages(
+    mut queue: mpsc::UnboundedReceiver<Message>,
+    stop: CancellationToken,
+    lines: mpsc::UnboundedSender<Vec<u8>>,
+    queued: Arc<Queued>,
+) {
+    let forward = |message: &Message| {
+        let Some(line) = message_line(message) else {
+            return true;
+        };
+        queued.add(line.len());
+        lines.send(line).is_ok()
+    };
+    loop {
+        let message = tokio::select! {
+            biased;
+            _ = stop.cancelled() => {
+                // Exactly what is queued now: a producer that keeps
+                // sending (a stray logger clone) cannot hold us here.
+                for _ in 0..queue.len() {
+                    let Ok(message) = queue.try_recv() else { break };
+                    if !forward(&message) {
+                        break;
+                    }
+                }
+                break;
+            }
+            message = queue.recv() => match message {
+                Some(message) => message,
+                None => break,
+            },
+        };
+        if !forward(&message) {
+            break;
+        }
+    }
+}
+
+/// One message as one output line.
+fn message_line(message: &Message) -> Option<Vec<u8>> {
     // `to_vec` is compact and escapes newlines inside strings, so this is
     // exactly one line.
     let mut line = match serde_json::to_vec(message) {
         Ok(line) => line,
         Err(e) => {
             eprintln!("mcp: dropped a message that does not serialize: {e}");
-            return Ok(());
+            return None;
         }
     };
     line.push(b'\n');
-    output.write_all(&line).await?;
-    output.flush().await
+    Some(line)
 }
 
 /// One input line, or the news that one was too long.
@@ -293,6 +480,17 @@ struct InFlight {
 
 type InFlightMap = Arc<Mutex<HashMap<Id, InFlight>>>;
 
+/// Removes a finished request from the map, unless its id was reused.
+fn forget(in_flight: &InFlightMap, id: &Id, gate: &Arc<RequestGate>) {
+    let mut map = lock(in_flight);
+    if map
+        .get(id)
+        .is_some_and(|call| Arc::ptr_eq(&call.gate, gate))
+    {
+        map.remove(id);
+    }
+}
+
 fn lock(map: &InFlightMap) -> std::sync::MutexGuard<'_, HashMap<Id, InFlight>> {
     map.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -309,10 +507,12 @@ struct Server {
     tasks: JoinSet<()>,
     /// Parent of every call's cancellation token.
     shutdown: CancellationToken,
+    /// Output room: a request's work starts only when its answer fits.
+    queued: Arc<Queued>,
 }
 
 impl Server {
-    fn new(service: Arc<dyn Service>, outbox: Outbox) -> Self {
+    fn new(service: Arc<dyn Service>, outbox: Outbox, queued: Arc<Queued>) -> Self {
         let log_level = Arc::new(AtomicU8::new(Logger::OFF));
         let logger = Logger::new(
             log_level.clone(),
@@ -328,6 +528,7 @@ impl Server {
             in_flight: Arc::default(),
             tasks: JoinSet::new(),
             shutdown: CancellationToken::new(),
+            queued,
         }
     }
 
@@ -529,15 +730,7 @@ impl Server {
 
     fn call_tool(&mut self, id: Id, params: Option<Value>, era: &Era) -> Result<(), RpcError> {
         let params: CallToolParams = jsonrpc::parse_params(params)?;
-        let arguments = match params.arguments {
-            None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(arguments @ Value::Object(_)) => arguments,
-            Some(_) => {
-                return Err(RpcError::invalid_params(
-                    "Invalid params: arguments must be an object",
-                ));
-            }
-        };
+        let arguments = call_arguments(params.arguments)?;
         if lock(&self.in_flight).contains_key(&id) {
             return Err(RpcError::invalid_request(format!(
                 "request id {id} is already in use by a running call"
@@ -613,13 +806,27 @@ impl Server {
         lock(&self.in_flight).insert(
             id.clone(),
             InFlight {
-                cancel,
+                cancel: cancel.clone(),
                 gate: gate.clone(),
             },
         );
         let outbox = self.outbox.clone();
         let in_flight = self.in_flight.clone();
+        let queued = self.queued.clone();
+        queued.read();
         self.tasks.spawn(async move {
+            let started = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => false,
+                _ = queued.start() => true,
+            };
+            if !started {
+                // Cancelled (or shutting down) before it began: the
+                // cancellation already closed its gate.
+                queued.not_waiting();
+                forget(&in_flight, &id, &gate);
+                return;
+            }
             let response = match catch_unwind(future).await {
                 Ok(Ok(result)) => Response::result(id.clone(), result),
                 Ok(Err(error)) => Response::error(Some(id.clone()), error),
@@ -633,13 +840,8 @@ impl Server {
             };
             // Does nothing if the call was cancelled (the gate is closed).
             gate.finish(&outbox, Some(response.into()));
-            let mut map = lock(&in_flight);
-            if map
-                .get(&id)
-                .is_some_and(|call| Arc::ptr_eq(&call.gate, &gate))
-            {
-                map.remove(&id);
-            }
+            queued.answered();
+            forget(&in_flight, &id, &gate);
         });
     }
 
@@ -709,6 +911,22 @@ fn rpc_error(error: ServiceError) -> RpcError {
         ServiceError::ResourceNotFound(_) => RpcError::new(RESOURCE_NOT_FOUND, error.to_string()),
         ServiceError::InvalidParams(_) => RpcError::invalid_params(error.to_string()),
         ServiceError::Internal(detail) => internal_error(detail),
+    }
+}
+
+/// The `arguments` of a `tools/call`: an object, absent (`{}`), or a JSON
+/// string holding an object, which some models send; that string is decoded
+/// once (a string inside it is not decoded again).
+fn call_arguments(arguments: Option<Value>) -> Result<Value, RpcError> {
+    let refused = || RpcError::invalid_params("Invalid params: arguments must be an object");
+    match arguments {
+        None | Some(Value::Null) => Ok(Value::Object(Map::new())),
+        Some(arguments @ Value::Object(_)) => Ok(arguments),
+        Some(Value::String(text)) => match serde_json::from_str(&text) {
+            Ok(arguments @ Value::Object(_)) => Ok(arguments),
+            _ => Err(refused()),
+        },
+        Some(_) => Err(refused()),
     }
 }
 

@@ -45,31 +45,49 @@ impl Command {
         }
     }
 
-    /// A word written by this crate: a flag such as `-d`, or a format.
+    /// A word written by this crate: a flag such as `-d`. Flags come before
+    /// every positional argument (after `--` tmux reads none).
     pub fn flag(mut self, flag: &'static str) -> Self {
         debug_assert!(
             flag.bytes().all(|b| b == b'-' || b.is_ascii_alphanumeric()),
             "{flag}"
         );
-        self.args.push(Arg::Flag(flag));
+        debug_assert!(
+            flag == "--" || !self.has_separator(),
+            "{} {flag}: a flag after the positional arguments",
+            self.name
+        );
+        if flag != "--" || !self.has_separator() {
+            self.args.push(Arg::Flag(flag));
+        }
         self
     }
 
     /// `-t <target>`: a typed id, or a target built from ids (`$1:2`).
     /// Quoted like data: an unquoted `$1` would be expanded as a variable.
     pub fn target(self, target: impl fmt::Display) -> Self {
-        self.flag("-t").arg(target.to_string())
+        self.opt("-t", target.to_string())
     }
 
-    /// An option flag followed by its value, e.g. `-F <format>`.
-    pub fn opt(self, flag: &'static str, value: impl AsRef<[u8]>) -> Self {
-        self.flag(flag).arg(value)
-    }
-
-    /// A data argument. Quoted on the way out, so any bytes are safe.
-    pub fn arg(mut self, value: impl AsRef<[u8]>) -> Self {
+    /// An option flag followed by its value, e.g. `-F <format>`. tmux takes
+    /// the word after such a flag as its value whatever it starts with.
+    pub fn opt(mut self, flag: &'static str, value: impl AsRef<[u8]>) -> Self {
+        self = self.flag(flag);
         self.args.push(Arg::Data(value.as_ref().to_vec()));
         self
+    }
+
+    /// A positional data argument. Quoted on the way out, so any bytes are
+    /// safe, and always after `--` (added before the first one), so a value
+    /// such as `-u` or `-k` is never read as a flag.
+    pub fn arg(mut self, value: impl AsRef<[u8]>) -> Self {
+        self = self.flag("--");
+        self.args.push(Arg::Data(value.as_ref().to_vec()));
+        self
+    }
+
+    fn has_separator(&self) -> bool {
+        self.args.contains(&Arg::Flag("--"))
     }
 
     /// Adds `arg` when `value` is present.
@@ -204,6 +222,33 @@ mod tests {
         assert_eq!(argv_escape(b"a;").unwrap(), b"a\\;");
         assert_eq!(argv_escape(b"a\\;").unwrap(), b"a\\\\;");
         assert_eq!(argv_escape(b";a").unwrap(), b";a");
+    }
+
+    #[test]
+    fn positional_data_always_follows_the_separator() {
+        let cmd = Command::new("set-environment")
+            .flag("-g")
+            .arg("-u")
+            .arg("-k");
+        assert_eq!(
+            cmd.to_line().unwrap(),
+            b"set-environment -g -- '-u' '-k'".to_vec()
+        );
+        let cmd = Command::new("rename-window")
+            .target("@1")
+            .flag("--")
+            .arg("-t");
+        assert_eq!(
+            cmd.to_line().unwrap(),
+            b"rename-window -t '@1' -- '-t'".to_vec()
+        );
+        // An option's value is not positional: no separator.
+        let cmd = Command::new("list-panes").opt("-F", "-g");
+        assert_eq!(cmd.to_line().unwrap(), b"list-panes -F '-g'".to_vec());
+        assert_eq!(
+            cmd.to_argv().unwrap(),
+            ["list-panes", "-F", "-g"].map(OsString::from).to_vec()
+        );
     }
 
     #[test]

@@ -192,7 +192,7 @@ impl Connection {
         };
         self.requests
             .send(Request { line, slot })
-            .map_err(|_| TmuxError::Disconnected)?;
+            .map_err(|_| TmuxError::NotSent)?;
         rx.await.unwrap_or(Err(TmuxError::Disconnected))
     }
 
@@ -345,7 +345,7 @@ async fn write_loop(
         {
             let mut pending = pending.lock().expect("pending lock");
             if closed.is_cancelled() {
-                let _ = request.slot.reply.send(Err(TmuxError::Disconnected));
+                let _ = request.slot.reply.send(Err(TmuxError::NotSent));
                 break;
             }
             pending.push_back(request.slot);
@@ -357,7 +357,7 @@ async fn write_loop(
     // Dropping stdin is the polite detach; the reader sees `%exit` and EOF.
     drop(stdin);
     while let Ok(request) = queue.try_recv() {
-        let _ = request.slot.reply.send(Err(TmuxError::Disconnected));
+        let _ = request.slot.reply.send(Err(TmuxError::NotSent));
     }
 }
 

@@ -14,8 +14,15 @@ pub enum TmuxError {
     NoServer(String),
     /// The control client went away before it replied.
     Disconnected,
-    /// tmux did not reply in time.
+    /// The control client went away before the command was written to it:
+    /// tmux never saw the command.
+    NotSent,
+    /// tmux did not reply in time (a command allowed to wait, such as
+    /// `wait-for`).
     Timeout(Duration),
+    /// The server did not answer an ordinary command within the command
+    /// timeout: its socket accepts, but it is stopped or stuck.
+    NotResponding(Duration),
     /// An argument cannot be expressed as a tmux command.
     Unsendable(UnsendableArg),
     /// The reply was larger than the configured bound.
@@ -36,7 +43,15 @@ impl fmt::Display for TmuxError {
             TmuxError::Disconnected => {
                 f.write_str("the tmux control connection closed before tmux replied")
             }
+            TmuxError::NotSent => {
+                f.write_str("the tmux control connection closed before the command was sent")
+            }
             TmuxError::Timeout(d) => write!(f, "tmux did not reply within {:.1}s", d.as_secs_f64()),
+            TmuxError::NotResponding(d) => write!(
+                f,
+                "tmux server is not responding: no reply within {:.1}s (it accepts connections but answers nothing; it may be stopped or stuck)",
+                d.as_secs_f64()
+            ),
             TmuxError::Unsendable(e) => e.fmt(f),
             TmuxError::Overflow => {
                 f.write_str("the tmux reply was larger than the configured bound")

@@ -102,27 +102,44 @@ impl Hub {
 
     /// Runs one command and returns its output lines. Commands that would
     /// block a control client's whole queue run in a process of their own.
+    /// The whole call (finding or attaching a client included) is bounded
+    /// by the command timeout: a server that accepts and never answers is
+    /// [`TmuxError::NotResponding`] within it.
     pub async fn run(&self, command: &Command) -> Result<Lines, TmuxError> {
         if blocks_queue(command) {
             return self.run_oneshot(command).await;
         }
-        match self.client().await {
-            Some(client) => {
-                let reply =
-                    tokio::time::timeout(self.limits.tmux_command_timeout, client.run(command))
-                        .await
-                        .map_err(|_| TmuxError::Timeout(self.limits.tmux_command_timeout))??;
-                Ok(reply.lines)
+        let limit = self.limits.tmux_command_timeout;
+        let run = async {
+            let mut attempts = 0;
+            loop {
+                let Some(client) = self.client().await else {
+                    return self.run_oneshot(command).await;
+                };
+                attempts += 1;
+                match client.run(command).await {
+                    Ok(reply) => return Ok(reply.lines),
+                    // The client went away (a user's `detach-client`, its
+                    // session killed): a fresh one is attached next time.
+                    Err(e) if attempts < MAX_ATTEMPTS && may_resend(command, &e) => continue,
+                    Err(e) => return Err(e),
+                }
             }
-            None => self.run_oneshot(command).await,
+        };
+        match tokio::time::timeout(limit, run).await {
+            Ok(reply) => reply,
+            Err(_) => Err(TmuxError::NotResponding(limit)),
         }
     }
 
     /// Runs a command in a `tmux` process of its own. For commands that must
     /// not run on a shared client (they block its queue, or end its session).
     pub async fn run_oneshot(&self, command: &Command) -> Result<Lines, TmuxError> {
-        self.oneshot(command, self.limits.tmux_command_timeout, None)
-            .await
+        let limit = self.limits.tmux_command_timeout;
+        match self.oneshot(command, limit, None).await {
+            Err(TmuxError::Timeout(_)) => Err(TmuxError::NotResponding(limit)),
+            other => other,
+        }
     }
 
     /// [`Hub::run_oneshot`] with a caller-chosen bound, for commands that may
@@ -295,6 +312,40 @@ impl Hub {
     }
 }
 
+/// Tries of one command on successive control clients, each going away.
+const MAX_ATTEMPTS: usize = 3;
+
+/// Commands that change nothing in tmux. When the client they were written
+/// to goes away before replying, tmux may or may not have run them (tmux
+/// 3.7 discards a detached control client's pending output, so no reply
+/// does not prove "not run"): only these are written again on a fresh
+/// client, where running twice is harmless. Any other command is resent
+/// only when it never reached tmux ([`TmuxError::NotSent`]); a `send-keys`
+/// written twice would type twice.
+const READ_ONLY: &[&str] = &[
+    "capture-pane",
+    "display-message",
+    "has-session",
+    "list-buffers",
+    "list-clients",
+    "list-panes",
+    "list-sessions",
+    "list-windows",
+    "show-buffer",
+    "show-environment",
+    "show-hooks",
+    "show-options",
+    "show-window-options",
+];
+
+fn may_resend(command: &Command, error: &TmuxError) -> bool {
+    match error {
+        TmuxError::NotSent => true,
+        TmuxError::Disconnected => READ_ONLY.contains(&command.name()),
+        _ => false,
+    }
+}
+
 /// Commands that make tmux print `%end` at once and then hold the client's
 /// command queue until they finish (or that spawn nested command blocks):
 /// on a shared control client they would stall every other call.
@@ -372,5 +423,19 @@ mod tests {
             assert!(blocks_queue(&Command::new(name)));
         }
         assert!(!blocks_queue(&Command::new("capture-pane")));
+    }
+
+    #[test]
+    fn only_commands_that_change_nothing_are_resent_after_being_written() {
+        let lost = TmuxError::Disconnected;
+        assert!(may_resend(&Command::new("capture-pane"), &lost));
+        assert!(may_resend(&Command::new("list-panes"), &lost));
+        assert!(!may_resend(&Command::new("send-keys"), &lost));
+        assert!(!may_resend(&Command::new("kill-pane"), &lost));
+        assert!(may_resend(&Command::new("send-keys"), &TmuxError::NotSent));
+        assert!(!may_resend(
+            &Command::new("list-panes"),
+            &TmuxError::Command("no".into())
+        ));
     }
 }

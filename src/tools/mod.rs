@@ -181,6 +181,8 @@ impl From<TmuxError> for ToolError {
             TmuxError::NoServer(_) => ToolError::new("TmuxServerNotRunning", e.to_string())
                 .suggest("Check socket_name, or call list_servers to find running tmux servers."),
             TmuxError::Unsendable(_) => ToolError::invalid(e.to_string()),
+            TmuxError::NotResponding(_) => ToolError::new("TmuxServerNotResponding", e.to_string())
+                .suggest("Check the server with `tmux list-sessions` (a stopped server resumes with SIGCONT), or restart it."),
             _ => ToolError {
                 expected: false,
                 ..ToolError::new("TmuxError", e.to_string())

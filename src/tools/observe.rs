@@ -37,6 +37,11 @@ pub struct Watch {
     pub command: String,
     /// The pane's size and cursor when the watch began.
     pub geometry: Geometry,
+    /// The pane was on the alternate screen when the watch began.
+    pub alternate_at_start: bool,
+    /// The pane's process when the watch began (0 if tmux gave none): a
+    /// respawn keeps the pane id and changes it.
+    pub pid: u32,
     /// The recording's end when this watch began.
     origin: u64,
     command_timeout: Duration,
@@ -64,6 +69,8 @@ pub struct ReadInfo {
     pub redraw: bool,
     /// The last alternate-screen switch seen: `Some(true)` entered it.
     pub alternate: Option<bool>,
+    /// The alternate screen was entered at least once.
+    pub entered_alternate: bool,
 }
 
 static SCREEN_SWITCH: LazyLock<Regex> =
@@ -74,7 +81,13 @@ static CURSOR_MOVE: LazyLock<Regex> =
 impl Watch {
     /// Starts (or joins) the recording of `id`'s output.
     pub async fn start(target: &Target, id: PaneId) -> ToolResult<Watch> {
-        let (session, command, geometry) = describe(target, id).await?;
+        let Described {
+            session,
+            command,
+            geometry,
+            alternate_at_start,
+            pid,
+        } = describe(target, id).await?;
         let client = target.hub.streaming(session).await?;
         let pane = target.hub.panes().watch(id, session);
         let signal = pane.subscribe();
@@ -89,6 +102,8 @@ impl Watch {
             session,
             command,
             geometry,
+            alternate_at_start,
+            pid,
             origin,
             command_timeout: target.hub.limits().tmux_command_timeout,
             signal,
@@ -98,7 +113,7 @@ impl Watch {
 
     /// Reads the pane's size and cursor again.
     pub async fn refresh_geometry(&mut self, target: &Target) -> ToolResult<()> {
-        self.geometry = describe(target, self.id).await?.2;
+        self.geometry = describe(target, self.id).await?.geometry;
         Ok(())
     }
 
@@ -119,7 +134,7 @@ impl Watch {
         let synced =
             tokio::time::timeout(limit, self.client.run_synced(&cmd.target(self.id), self.id))
                 .await
-                .map_err(|_| ToolError::from(crate::tmux::TmuxError::Timeout(limit)))??;
+                .map_err(|_| ToolError::from(crate::tmux::TmuxError::NotResponding(limit)))??;
         let position = synced.position.unwrap_or_else(|| self.end());
         let mut lines: Vec<String> = synced
             .reply
@@ -141,11 +156,37 @@ impl Watch {
         view: &mut LineView,
         on_line: &mut impl FnMut(&[u8]),
     ) -> ReadInfo {
+        let mut alternate = false;
+        self.read_screens(cursor, view, &mut alternate, &mut |line, _| on_line(line))
+    }
+
+    /// [`read`](Self::read), telling each line whether it was completed on
+    /// the alternate screen. `alternate` is the state at the cursor, kept
+    /// up to date across reads by the caller.
+    pub fn read_screens(
+        &self,
+        cursor: &mut u64,
+        view: &mut LineView,
+        alternate: &mut bool,
+        on_line: &mut impl FnMut(&[u8], bool),
+    ) -> ReadInfo {
         self.read_raw(cursor, &mut |_, chunk, gap| {
             if gap {
                 view.reset();
             }
-            view.feed(chunk, on_line);
+            // Feed up to each screen switch with the screen it was on.
+            let mut fed = 0;
+            if memchr::memchr(0x1b, chunk).is_some() {
+                for c in SCREEN_SWITCH.captures_iter(chunk) {
+                    let end = c.get(0).map_or(fed, |m| m.end());
+                    let on = *alternate;
+                    view.feed(&chunk[fed..end], &mut |line| on_line(line, on));
+                    fed = end;
+                    *alternate = &c[1] == b"h";
+                }
+            }
+            let on = *alternate;
+            view.feed(&chunk[fed..], &mut |line| on_line(line, on));
         })
     }
 
@@ -182,8 +223,10 @@ impl Watch {
             info.bytes += chunk.len();
             if memchr::memchr(0x1b, &chunk).is_some() {
                 info.redraw |= CURSOR_MOVE.is_match(&chunk);
-                if let Some(c) = SCREEN_SWITCH.captures_iter(&chunk).last() {
-                    info.alternate = Some(&c[1] == b"h");
+                for c in SCREEN_SWITCH.captures_iter(&chunk) {
+                    let on = &c[1] == b"h";
+                    info.alternate = Some(on);
+                    info.entered_alternate |= on;
                     info.redraw = true;
                 }
             }
@@ -274,8 +317,17 @@ impl Watch {
     }
 }
 
-/// A pane's session, foreground command, size and cursor.
-async fn describe(target: &Target, id: PaneId) -> ToolResult<(SessionId, String, Geometry)> {
+/// What a watch needs to know of its pane when it begins.
+struct Described {
+    session: SessionId,
+    command: String,
+    geometry: Geometry,
+    alternate_at_start: bool,
+    pid: u32,
+}
+
+/// A pane's session, foreground command, size and cursor, screen and process.
+async fn describe(target: &Target, id: PaneId) -> ToolResult<Described> {
     let format = rows::format(&[
         "pane_id",
         "session_id",
@@ -283,6 +335,8 @@ async fn describe(target: &Target, id: PaneId) -> ToolResult<(SessionId, String,
         "pane_width",
         "pane_height",
         "cursor_x",
+        "alternate_on",
+        "pane_pid",
     ]);
     let lines = target
         .run(
@@ -292,19 +346,24 @@ async fn describe(target: &Target, id: PaneId) -> ToolResult<(SessionId, String,
                 .arg(format),
         )
         .await?;
-    let record = rows::records(&lines, 6)
+    let record = rows::records(&lines, 8)
         .into_iter()
         .next()
         .filter(|r| r[0] == id.to_string());
     record
         .and_then(|r| {
             let cells = |i: usize| r[i].parse().unwrap_or(0);
-            let geometry = Geometry {
-                width: cells(3),
-                height: cells(4),
-                cursor_x: cells(5),
-            };
-            Some((SessionId::parse(r[1].as_bytes())?, r[2].clone(), geometry))
+            Some(Described {
+                session: SessionId::parse(r[1].as_bytes())?,
+                command: r[2].clone(),
+                geometry: Geometry {
+                    width: cells(3),
+                    height: cells(4),
+                    cursor_x: cells(5),
+                },
+                alternate_at_start: r[6] == "1",
+                pid: r[7].parse().unwrap_or(0),
+            })
         })
         .ok_or_else(|| pane_not_found(&id.to_string()))
 }

@@ -522,12 +522,7 @@ async fn set_environment(
     args: SetEnvironmentArgs,
     _: CallContext,
 ) -> ToolResult<EnvironmentSetResult> {
-    if args.name.is_empty() || args.name.contains('=') || args.name.contains('\0') {
-        return Err(ToolError::invalid(format!(
-            "Invalid environment variable name: {:?} (it must be non-empty, without '=' or NUL)",
-            args.name
-        )));
-    }
+    super::spawn::env_name(&args.name)?;
     no_nul("value", &args.value)?;
     let target = app.socket(args.sock.socket_name.as_deref())?;
     let cmd = env_scope(&target, &args.session, Command::new("set-environment")).await?;

@@ -257,6 +257,12 @@ async fn kill_pane(app: Arc<App>, args: KillPaneArgs, _: CallContext) -> ToolRes
             "Refusing to kill the pane running this MCP server. Use a manual tmux command if intended.",
         ));
     }
+    if app
+        .hosts_caller_client(&target, target::Doomed::Pane(&pane.to_string()))
+        .await?
+    {
+        return Err(target::hosts_caller_error("pane"));
+    }
     // The last pane of a session takes the session, and any control client
     // of ours attached to it, with it: run the kill in a process of its own
     // (the client's reply could be lost) and forget that client.

@@ -280,9 +280,14 @@ pub async fn complete(app: Arc<App>, request: CompletionRequest) -> Vec<String> 
         return Vec::new();
     };
     let variable = format!("{{{}}}", request.argument);
+    // Clients send the template as listed or without its `{?socket_name}`
+    // query part; both name the same template.
+    let names_template = |template: &str| {
+        template == uri || template.strip_suffix("{?socket_name}") == Some(uri.as_str())
+    };
     if !TEMPLATES
         .iter()
-        .any(|(_, template, ..)| template == uri && template.contains(&variable))
+        .any(|(_, template, ..)| names_template(template) && template.contains(&variable))
     {
         return Vec::new();
     }

@@ -494,6 +494,7 @@ async fn run_command(
         Cursor {
             pane: watch.id,
             epoch: watch.pane.epoch,
+            pid: watch.pid,
             offset: from,
             stop: markers.ended.map(|(at, _)| at),
         }

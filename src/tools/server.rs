@@ -188,18 +188,20 @@ async fn list_servers(
             }
         }
     }
-    for path in args.extra_socket_paths.unwrap_or_default() {
-        found.push((SocketSpec::Path(PathBuf::from(&path)), PathBuf::from(path)));
-    }
+    // Each extra path the caller named is its own row (`socket_path: P`),
+    // even for a server the scan found by name: the caller asked about P.
+    // A path named twice is listed once.
     let mut seen = HashSet::new();
+    for path in args.extra_socket_paths.unwrap_or_default() {
+        if seen.insert(path.clone()) {
+            found.push((SocketSpec::Path(PathBuf::from(&path)), PathBuf::from(path)));
+        }
+    }
     let mut servers = Vec::new();
     for (spec, path) in found {
-        // One entry per server, however many ways it was named.
-        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-        if seen.contains(&key) || !accepts(&path).await {
+        if !accepts(&path).await {
             continue;
         }
-        seen.insert(key);
         let target = Target {
             hub: app.hubs.get(&path),
             spec,
@@ -225,6 +227,12 @@ async fn kill_server(app: Arc<App>, args: ServerArgs, _: CallContext) -> ToolRes
             "ExpectedToolError",
             "Refusing to kill the tmux server while this MCP server is running inside it. Use a manual tmux command if intended.",
         ));
+    }
+    if app
+        .hosts_caller_client(&target, target::Doomed::Server)
+        .await?
+    {
+        return Err(target::hosts_caller_error("tmux server"));
     }
     // A one-shot process: our control clients die with the server.
     target.hub.run_oneshot(&Command::new("kill-server")).await?;
@@ -338,6 +346,12 @@ async fn kill_session(app: Arc<App>, args: SessionArgs, _: CallContext) -> ToolR
                 "Refusing to kill the session containing this MCP server's pane. Use a manual tmux command if intended.",
             ));
         }
+    }
+    if app
+        .hosts_caller_client(&target, target::Doomed::Session(&session.session_id))
+        .await?
+    {
+        return Err(target::hosts_caller_error("session"));
     }
     // A one-shot process: if our control client sits in this session it is
     // detached by the kill, and its reply could be lost with it.

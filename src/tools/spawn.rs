@@ -86,11 +86,7 @@ fn environment(
         },
     };
     for key in vars.keys() {
-        if key.is_empty() || key.contains('=') {
-            return Err(ToolError::invalid(format!(
-                "environment variable name {key:?} is not valid"
-            )));
-        }
+        env_name(key)?;
     }
     if suppress_history {
         for (name, want) in [
@@ -183,6 +179,23 @@ pub fn literal(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Checks an environment variable name: a POSIX name
+/// (`[A-Za-z_][A-Za-z0-9_]*`). Anything else (`-u`, `A=B`, a space) would be
+/// read by tmux as a flag or stored as a variable no shell can read.
+pub fn env_name(name: &str) -> ToolResult<()> {
+    let mut bytes = name.bytes();
+    let posix = bytes
+        .next()
+        .is_some_and(|b| b == b'_' || b.is_ascii_alphabetic())
+        && bytes.all(|b| b == b'_' || b.is_ascii_alphanumeric());
+    if posix {
+        return Ok(());
+    }
+    Err(ToolError::invalid(format!(
+        "Invalid environment variable name: {name:?} (a POSIX name is a letter or '_' followed by letters, digits or '_')"
+    )))
 }
 
 /// Checks a session name before tmux sees it.

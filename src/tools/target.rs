@@ -310,3 +310,86 @@ impl App {
         lenient && mine.file_name().is_some() && mine.file_name() == socket.file_name()
     }
 }
+
+/// The refusal of the nested-tmux guard: `what` holds the pane in which
+/// the client showing this MCP server's session runs.
+pub fn hosts_caller_error(what: &str) -> ToolError {
+    ToolError::new(
+        "ExpectedToolError",
+        format!(
+            "Refusing to kill the {what} hosting the tmux client this MCP server's session is shown through (nested tmux). Use a manual tmux command if intended."
+        ),
+    )
+}
+
+/// What a kill takes with it, for the nested-tmux guard.
+pub enum Doomed<'a> {
+    Server,
+    Session(&'a str),
+    Window(&'a str),
+    Pane(&'a str),
+}
+
+impl App {
+    /// Nested tmux: `$TMUX` names only the innermost server, but the client
+    /// through which the caller's session is shown may run in a pane of
+    /// another (outer) server. Does `doomed` on `target` hold a pane whose
+    /// tty is the tty of such a client? Never true outside tmux.
+    pub async fn hosts_caller_client(
+        &self,
+        target: &Target,
+        doomed: Doomed<'_>,
+    ) -> ToolResult<bool> {
+        let ttys = self.caller_client_ttys().await;
+        if ttys.is_empty() {
+            return Ok(false);
+        }
+        let panes = panes(target).await?;
+        Ok(panes.iter().map(|p| &p.info).any(|p| {
+            let hosts = p.pane_tty.as_ref().is_some_and(|tty| ttys.contains(tty));
+            hosts
+                && match doomed {
+                    Doomed::Server => true,
+                    Doomed::Session(id) => p.session_id.as_deref() == Some(id),
+                    Doomed::Window(id) => p.window_id.as_deref() == Some(id),
+                    Doomed::Pane(id) => p.pane_id == id,
+                }
+        }))
+    }
+
+    /// The ttys of the clients attached to the caller's session on the
+    /// caller's server, asked one-shot (no control client is attached to a
+    /// server only for this). Empty outside tmux, or when that server cannot
+    /// be asked (then we are not running inside it).
+    async fn caller_client_ttys(&self) -> Vec<String> {
+        let caller = &self.config.caller;
+        let (Some(socket), Some(pane)) = (&caller.socket_path, &caller.pane_id) else {
+            return Vec::new();
+        };
+        let Some(pane) = PaneId::parse(pane.as_bytes()) else {
+            return Vec::new();
+        };
+        let hub = self.hubs.get(socket);
+        let session = Command::new("display-message")
+            .flag("-p")
+            .target(pane)
+            .arg("#{session_id}");
+        let session = match hub.run_oneshot(&session).await {
+            Ok(lines) => lines.first().and_then(|l| SessionId::parse(l)),
+            Err(_) => None,
+        };
+        let Some(session) = session else {
+            return Vec::new();
+        };
+        let clients = Command::new("list-clients")
+            .target(session)
+            .opt("-F", "#{client_tty}");
+        hub.run_oneshot(&clients)
+            .await
+            .unwrap_or_default()
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .filter(|tty| !tty.is_empty())
+            .collect()
+    }
+}

@@ -265,8 +265,10 @@ async fn wait_for_text(
     let mut batch = LineBatch::default();
     let mut tail = TailBuf::new();
     let mut saw_lines = false;
-    let mut alternate = false;
-    let mut in_alternate = false;
+    // Lines completed on the alternate screen are not matched (a
+    // full-screen program paints there); the result says it was seen.
+    let mut in_alternate = watch.alternate_at_start;
+    let mut alternate = in_alternate;
     let mut last_progress = Instant::now();
     let pane_id = watch.id.to_string();
     let result = |outcome: &str,
@@ -294,32 +296,38 @@ async fn wait_for_text(
         // This read's lines, matched as one batch (the wait ends on the
         // read holding its first hit, so a batch is all a match needs).
         batch.clear();
-        let info = watch.read(&mut cursor, &mut view, &mut |line| {
-            // The echo of run_command's typed line is plumbing, not output.
-            if !is_plumbing(line) {
-                batch.push(line);
+        let info = watch.read_screens(
+            &mut cursor,
+            &mut view,
+            &mut in_alternate,
+            &mut |line, alt| {
+                // The echo of run_command's typed line is plumbing, not output.
+                if is_plumbing(line) {
+                    return;
+                }
+                if !alt {
+                    batch.push(line);
+                }
                 tail.push(line);
-            }
-        });
+            },
+        );
         saw_lines |= !batch.is_empty();
-        if let Some(on) = info.alternate {
-            in_alternate = on;
-            alternate |= on;
-        }
+        alternate |= info.entered_alternate || in_alternate;
         // The line still being written counts too: a prompt such as
         // 'Password:' never gets its newline.
         let mut partial = view.partial().to_vec();
         if is_plumbing(&partial) {
             partial.clear();
         }
-        if !partial.is_empty() {
+        if !partial.is_empty() && !in_alternate {
             batch.push(&partial);
         }
         // After a structural event: is the pane alive, and still streamed?
         // (Re-attaching loses the output in between.)
         let resynced = watch.check_alive(&target).await?;
-        let repaint = info.bytes > 0 && (in_alternate || info.redraw);
-        if patterns.judge(&batch).is_none() && (repaint || info.missed || resynced) {
+        let repaint = info.bytes > 0 && info.redraw;
+        if !in_alternate && patterns.judge(&batch).is_none() && (repaint || info.missed || resynced)
+        {
             // Text painted by cursor moves, or output lost before it was
             // read (a reconnect, an eviction): match the rendered screen,
             // but only rows that were not there when the wait began.
@@ -447,13 +455,15 @@ pub struct CaptureSinceResult {
     pub truncated_bytes: i64,
 }
 
-const CURSOR_PREFIX: &str = "tmux-mcp-cursor-v1";
+const CURSOR_PREFIX: &str = "tmux-mcp-cursor-v2";
 
-/// Where a previous call stopped: the pane, its recording, a ring offset,
+/// Where a previous call stopped: the pane, its recording, the pane's
+/// process (a respawn keeps the pane id, not the process), a ring offset,
 /// and (for a command's output) the offset where reading stops.
 pub(super) struct Cursor {
     pub pane: PaneId,
     pub epoch: u64,
+    pub pid: u32,
     pub offset: u64,
     pub stop: Option<u64>,
 }
@@ -461,8 +471,8 @@ pub(super) struct Cursor {
 impl Cursor {
     pub fn encode(&self) -> String {
         let mut text = format!(
-            "{CURSOR_PREFIX}.{}.{}.{}",
-            self.pane, self.epoch, self.offset
+            "{CURSOR_PREFIX}.{}.{}.{}.{}",
+            self.pane, self.epoch, self.pid, self.offset
         );
         if let Some(stop) = self.stop {
             text.push_str(&format!(".{stop}"));
@@ -487,6 +497,7 @@ impl Cursor {
                 .ok_or_else(|| bad(&format!("missing or invalid {what}")))
         };
         let epoch = number("epoch")?;
+        let pid = u32::try_from(number("process")?).map_err(|_| bad("invalid process"))?;
         let offset = number("offset")?;
         let stop = match parts.next() {
             None => None,
@@ -498,6 +509,7 @@ impl Cursor {
         Ok(Cursor {
             pane,
             epoch,
+            pid,
             offset,
             stop,
         })
@@ -652,11 +664,13 @@ async fn capture_since(
     let mut next = Cursor {
         pane: id,
         epoch: watch.pane.epoch,
+        pid: watch.pid,
         offset: 0,
         stop: None,
     };
     let (lines, missed, truncated_lines, truncated_bytes) =
-        match cursor.filter(|c| c.pane == id && c.epoch == watch.pane.epoch) {
+        // A cursor is continuous only within one recording of one process.
+        match cursor.filter(|c| c.pane == id && c.epoch == watch.pane.epoch && c.pid == watch.pid) {
             Some(c) => {
                 let (page, missed) = read_page(&watch, &c, max_lines, max_bytes);
                 next.offset = page.next;
@@ -664,8 +678,9 @@ async fn capture_since(
                 next.stop = c.stop.filter(|&stop| stop > page.next);
                 (page.lines, missed, page.left_lines, page.cut_bytes)
             }
-            // First call, or the recording the cursor pointed into is gone:
-            // the screen's last rows.
+            // First call, or the recording (or process) the cursor pointed
+            // into is gone: the screen's last rows, and lines_missed for a
+            // cursor.
             None => {
                 let (mut screen, position) = watch.capture(&[]).await?;
                 next.offset = position;
@@ -698,20 +713,23 @@ mod tests {
             let c = Cursor {
                 pane: PaneId(3),
                 epoch: 7,
+                pid: 4242,
                 offset: 99,
                 stop,
             };
             let back = Cursor::decode(&c.encode()).unwrap();
-            let got = (back.pane, back.epoch, back.offset, back.stop);
-            assert_eq!(got, (PaneId(3), 7, 99, stop));
+            let got = (back.pane, back.epoch, back.pid, back.offset, back.stop);
+            assert_eq!(got, (PaneId(3), 7, 4242, 99, stop));
         }
         for bad in [
             "",
             "x",
-            "tmux-mcp-cursor-v1.%3.7",
-            "tmux-mcp-cursor-v1.3.7.9",
-            "tmux-mcp-cursor-v1.%3.7.9.x",
-            "tmux-mcp-cursor-v1.%3.7.9.1.2",
+            "tmux-mcp-cursor-v1.%3.7.9",
+            "tmux-mcp-cursor-v2.%3.7.9",
+            "tmux-mcp-cursor-v2.3.7.1.9",
+            "tmux-mcp-cursor-v2.%3.7.x.9",
+            "tmux-mcp-cursor-v2.%3.7.1.9.x",
+            "tmux-mcp-cursor-v2.%3.7.1.9.1.2",
         ] {
             assert!(Cursor::decode(bad).is_err(), "{bad}");
         }

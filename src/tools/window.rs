@@ -240,6 +240,12 @@ async fn kill_window(app: Arc<App>, args: KillWindowArgs, _: CallContext) -> Too
             ));
         }
     }
+    if app
+        .hosts_caller_client(&target, target::Doomed::Window(&window.window_id))
+        .await?
+    {
+        return Err(target::hosts_caller_error("window"));
+    }
     // One-shot: killing the last window of our control client's session
     // detaches that client, and its reply could be lost with it.
     let last = target::windows(&target)

@@ -13,6 +13,9 @@ use tmux_mcp::tools::{App, TmuxService};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+/// How long a live test waits for an event before it fails.
+pub const BOUND: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// A tmux server on its own socket (`-L tmuxmcp-test-<pid>-<n>`, no config
 /// file), killed when dropped, even when the test panics.
 pub struct PrivateTmux {
@@ -205,9 +208,6 @@ pub async fn ok_sized(service: &TmuxService, name: &str, args: Value) -> (Value,
     }
 }
 
-/// How long a call may take to arm or to finish in [`start_armed`] and [`finish`].
-const ARM_BOUND: std::time::Duration = std::time::Duration::from_secs(15);
-
 /// Starts a tool call with a progress token; returns once the call has sent
 /// its first progress notification (for wait_for_text: armed).
 pub async fn start_armed(
@@ -225,7 +225,7 @@ pub async fn start_armed(
     };
     let call = svc.call_tool(tool, args, ctx).expect("tool exists");
     let handle = tokio::spawn(call);
-    let armed = tokio::time::timeout(ARM_BOUND, rx.recv())
+    let armed = tokio::time::timeout(BOUND, rx.recv())
         .await
         .expect("armed in time");
     assert!(armed.is_some(), "the call ended before it was armed");
@@ -233,7 +233,7 @@ pub async fn start_armed(
 }
 
 pub async fn finish(handle: tokio::task::JoinHandle<CallToolResult>) -> Value {
-    let result = tokio::time::timeout(ARM_BOUND, handle)
+    let result = tokio::time::timeout(BOUND, handle)
         .await
         .expect("finished in time")
         .expect("no panic");
