@@ -27,6 +27,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod doctor;
+pub mod ids;
 pub mod mcp;
 pub mod panes;
 pub mod tmux;

@@ -347,7 +347,6 @@ fn is_continuation(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tmux::control::{Event, Parser};
 
     const MAX: usize = 1 << 16;
 
@@ -495,62 +494,6 @@ mod tests {
         view.reset();
         let (lines, _) = run(&mut view, &[b"new\n"]);
         assert_eq!(strs(&lines), ["new"]);
-    }
-
-    /// The `%output` bytes of pane `%0` in a recorded control-mode stream.
-    fn fixture_output(name: &str) -> Vec<u8> {
-        let path = format!("{}/fixtures/tmux/{name}", env!("CARGO_MANIFEST_DIR"));
-        let stream = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        let mut parser = Parser::new(1 << 20, 1 << 24);
-        let mut events = Vec::new();
-        parser.push(&stream, &mut events);
-        parser.finish(&mut events);
-        let mut data = Vec::new();
-        for event in events {
-            if let Event::Output { pane, data: bytes } = event {
-                assert_eq!(pane.to_string(), "%0");
-                data.extend_from_slice(&bytes);
-            }
-        }
-        assert!(!data.is_empty(), "{name} has %output");
-        data
-    }
-
-    #[test]
-    fn fixture_escapes_and_utf8() {
-        let data = fixture_output("02-output-escapes-utf8.cc");
-        let (lines, partial) = assert_chunking_independent(&data, MAX);
-        let lines = strs(&lines);
-        assert_eq!(
-            lines,
-            [
-                r"printf 'tab\there back\\slash utf8: é € 😀\n\033[1;31mred\033[0m\n'",
-                "tab\there back\\slash utf8: é € 😀",
-                "red",
-            ]
-        );
-        assert_eq!(partial, b"$ ");
-    }
-
-    #[test]
-    fn fixture_flood_with_utf8_split_across_outputs() {
-        let data = fixture_output("06-output-flood-utf8.cc");
-        let (lines, partial) = assert_chunking_independent(&data, MAX);
-        let lines = strs(&lines);
-        let flood: String = (1..=250)
-            .map(|i| format!("é€😀{i} col é€😀é€😀 "))
-            .collect();
-        assert_eq!(lines.len(), 3, "{lines:?}");
-        assert!(lines[0].starts_with("for i in $(seq 1 250)"));
-        assert_eq!(lines[1], flood);
-        assert_eq!(lines[2], "__flood__");
-        assert_eq!(partial, b"$ ");
-        // With a small bound the flood is cut into whole characters.
-        let (lines, _) = assert_chunking_independent(&data, 100);
-        for line in &lines {
-            assert!(line.len() <= 100 + MAX_SPILL);
-            assert!(std::str::from_utf8(line).is_ok());
-        }
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! The panes whose output is recorded, for one tmux server.
 //!
-//! [`Panes`] is the [`Observer`] of every control client of a server: the
-//! connection's reader hands it each event in stream order, and it appends
-//! `%output` of watched panes to their [`Ring`] under a short, non-async
-//! lock, then bumps the pane's change signal. Waiters hold an `Arc<Pane>`
-//! and sleep on that signal; nothing here ever waits.
+//! [`Panes`] is told, in stream order, what every control client of the
+//! server read (`tmux/output.rs` turns control-mode events into these
+//! calls): it appends the output of watched panes to their [`Ring`] under a
+//! short, non-async lock, then bumps the pane's change signal. Waiters hold
+//! an `Arc<Pane>` and sleep on that signal; nothing here ever waits.
 //!
 //! Only watched panes are recorded (a pane becomes watched when a tool first
 //! needs its output), so memory is bounded by `ring capacity × max panes`
@@ -17,9 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::watch;
 
 use super::ring::Ring;
-use crate::tmux::connection::Observer;
-use crate::tmux::control::Event;
-use crate::tmux::{PaneId, SessionId};
+use crate::ids::{PaneId, SessionId};
 
 /// One watched pane.
 pub struct Pane {
@@ -123,9 +121,56 @@ impl Panes {
         self.panes.lock().expect("panes lock").get(&id).cloned()
     }
 
-    /// Stops recording a pane (it is gone).
-    pub fn forget(&self, id: PaneId) {
-        self.panes.lock().expect("panes lock").remove(&id);
+    /// Output of `pane` read by `session`'s control client.
+    pub fn output(&self, session: SessionId, pane: PaneId, data: &[u8]) {
+        let Some(pane) = self.get(pane) else { return };
+        {
+            let mut state = pane.lock();
+            if state.session != session {
+                // Another client attached to a session holding the same
+                // window streams it too; count each byte once.
+                return;
+            }
+            state.ring.append(data);
+        }
+        pane.bump();
+    }
+
+    /// tmux paused or resumed `pane`'s output: some of it may be missing.
+    pub fn gap(&self, pane: PaneId) {
+        if let Some(pane) = self.get(pane) {
+            pane.lock().ring.mark_gap();
+            pane.bump();
+        }
+    }
+
+    /// Something happened that may mean a pane is gone (a window closed or
+    /// changed layout, sessions changed): every waiter checks its pane.
+    pub fn structure_changed(&self) {
+        self.each(|pane| {
+            pane.lock().structure += 1;
+            pane.bump();
+        });
+    }
+
+    /// `session`'s control client went away: what it streamed may have
+    /// gaps from now on, until a new client streams it.
+    pub fn client_gone(&self, session: SessionId) {
+        self.each(|pane| {
+            let mut state = pane.lock();
+            if state.session == session {
+                state.orphaned = true;
+                state.structure += 1;
+                state.ring.mark_gap();
+                drop(state);
+                pane.bump();
+            }
+        });
+    }
+
+    /// How many bytes of `pane`'s output were recorded, if it is watched.
+    pub fn position(&self, pane: PaneId) -> Option<u64> {
+        self.get(pane).map(|p| p.lock().ring.end())
     }
 
     fn each(&self, mut f: impl FnMut(&Pane)) {
@@ -142,58 +187,6 @@ impl Panes {
     }
 }
 
-impl Observer for Panes {
-    fn event(&self, session: SessionId, event: &Event) {
-        match event {
-            Event::Output { pane, data } => {
-                let Some(pane) = self.get(*pane) else { return };
-                {
-                    let mut state = pane.lock();
-                    if state.session != session {
-                        // Another client attached to a session holding the
-                        // same window streams it too; count each byte once.
-                        return;
-                    }
-                    state.ring.append(data);
-                }
-                pane.bump();
-            }
-            Event::Pause(id) | Event::Continue(id) => {
-                if let Some(pane) = self.get(*id) {
-                    pane.lock().ring.mark_gap();
-                    pane.bump();
-                }
-            }
-            Event::LayoutChange { .. }
-            | Event::WindowClose(_)
-            | Event::UnlinkedWindowClose(_)
-            | Event::SessionsChanged
-            | Event::Exit(_) => self.each(|pane| {
-                pane.lock().structure += 1;
-                pane.bump();
-            }),
-            _ => {}
-        }
-    }
-
-    fn closed(&self, session: SessionId) {
-        self.each(|pane| {
-            let mut state = pane.lock();
-            if state.session == session {
-                state.orphaned = true;
-                state.structure += 1;
-                state.ring.mark_gap();
-                drop(state);
-                pane.bump();
-            }
-        });
-    }
-
-    fn position(&self, pane: PaneId) -> Option<u64> {
-        self.get(pane).map(|p| p.lock().ring.end())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,34 +194,16 @@ mod tests {
     #[test]
     fn only_watched_panes_from_their_streaming_session_are_recorded() {
         let panes = Panes::new(1024, 8);
-        panes.event(
-            SessionId(0),
-            &Event::Output {
-                pane: PaneId(1),
-                data: b"lost".to_vec(),
-            },
-        );
+        panes.output(SessionId(0), PaneId(1), b"lost");
         let pane = panes.watch(PaneId(1), SessionId(0));
         let mut rx = pane.subscribe();
-        panes.event(
-            SessionId(0),
-            &Event::Output {
-                pane: PaneId(1),
-                data: b"kept".to_vec(),
-            },
-        );
-        panes.event(
-            SessionId(5),
-            &Event::Output {
-                pane: PaneId(1),
-                data: b"twice".to_vec(),
-            },
-        );
+        panes.output(SessionId(0), PaneId(1), b"kept");
+        panes.output(SessionId(5), PaneId(1), b"twice");
         assert!(rx.has_changed().unwrap());
         rx.borrow_and_update();
         assert_eq!(panes.position(PaneId(1)), Some(4));
         assert_eq!(pane.lock().ring.read(0, 100).head, b"kept");
-        panes.closed(SessionId(0));
+        panes.client_gone(SessionId(0));
         assert!(rx.has_changed().unwrap());
         assert!(pane.lock().orphaned);
     }

@@ -66,11 +66,6 @@ impl Read<'_> {
         self.from + self.len() as u64
     }
 
-    /// Both slices in order.
-    pub fn slices(&self) -> [&[u8]; 2] {
-        [self.head, self.tail]
-    }
-
     pub fn to_vec(&self) -> Vec<u8> {
         [self.head, self.tail].concat()
     }

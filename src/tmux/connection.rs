@@ -42,13 +42,6 @@ pub trait Observer: Send + Sync + 'static {
     fn closed(&self, _session: SessionId) {}
 }
 
-/// An observer that ignores everything.
-pub struct NoObserver;
-
-impl Observer for NoObserver {
-    fn event(&self, _: SessionId, _: &Event) {}
-}
-
 /// A reply, with the sync point when one was asked for.
 #[derive(Debug)]
 pub struct Synced {

@@ -28,7 +28,7 @@
 //! of the output, never one with holes; an over-long line inside a block
 //! likewise ends what the reply keeps).
 
-use super::ids::{PaneId, SessionId, WindowId};
+use crate::ids::{PaneId, SessionId, WindowId};
 
 /// The guard of a reply block: `%begin <time> <number> <flags>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -214,11 +214,6 @@ impl Parser {
         clean
     }
 
-    /// True while inside a `%begin … %end` block.
-    pub fn in_block(&self) -> bool {
-        self.block.is_some()
-    }
-
     fn overlong(&mut self, len: usize, out: &mut Vec<Event>) {
         self.settle_pending_exit();
         match self.block.as_mut() {
@@ -337,9 +332,21 @@ fn word(bytes: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
-/// A notification line outside a block; `None` when the fields do not parse.
+/// A notification line outside a block; `None` when the fields do not parse
+/// or the kind is not one this parser models.
 fn notification(line: &[u8]) -> Option<Event> {
     let (kind, rest) = word(line);
+    if kind == b"%exit" {
+        return Some(exit(line));
+    }
+    pane_notification(kind, rest)
+        .or_else(|| window_notification(kind, rest))
+        .or_else(|| session_notification(kind, rest))
+        .or_else(|| other_notification(kind, rest))
+}
+
+/// Notifications about one pane: its output, flow control and mode.
+fn pane_notification(kind: &[u8], rest: &[u8]) -> Option<Event> {
     let event = match kind {
         b"%output" => {
             let (pane, data) = word(rest);
@@ -358,6 +365,15 @@ fn notification(line: &[u8]) -> Option<Event> {
         }
         b"%pause" => Event::Pause(PaneId::parse(rest)?),
         b"%continue" => Event::Continue(PaneId::parse(rest)?),
+        b"%pane-mode-changed" => Event::PaneModeChanged(PaneId::parse(rest)?),
+        _ => return None,
+    };
+    Some(event)
+}
+
+/// Notifications about windows: added, closed, renamed, relaid out.
+fn window_notification(kind: &[u8], rest: &[u8]) -> Option<Event> {
+    let event = match kind {
         b"%window-add" => Event::WindowAdd(WindowId::parse(rest)?),
         b"%unlinked-window-add" => Event::UnlinkedWindowAdd(WindowId::parse(rest)?),
         b"%window-close" => Event::WindowClose(WindowId::parse(rest)?),
@@ -385,6 +401,14 @@ fn notification(line: &[u8]) -> Option<Event> {
                 layout: layout.to_vec(),
             }
         }
+        _ => return None,
+    };
+    Some(event)
+}
+
+/// Notifications about sessions and which session a client shows.
+fn session_notification(kind: &[u8], rest: &[u8]) -> Option<Event> {
+    let event = match kind {
         b"%session-changed" | b"%session-renamed" => {
             let (session, name) = word(rest);
             let (session, name) = (SessionId::parse(session)?, name.to_vec());
@@ -411,7 +435,14 @@ fn notification(line: &[u8]) -> Option<Event> {
                 window: WindowId::parse(window)?,
             }
         }
-        b"%pane-mode-changed" => Event::PaneModeChanged(PaneId::parse(rest)?),
+        _ => return None,
+    };
+    Some(event)
+}
+
+/// Everything else: clients, subscriptions, paste buffers, messages.
+fn other_notification(kind: &[u8], rest: &[u8]) -> Option<Event> {
+    let event = match kind {
         b"%client-detached" => Event::ClientDetached(rest.to_vec()),
         b"%subscription-changed" => {
             let (name, rest) = word(rest);
@@ -424,7 +455,6 @@ fn notification(line: &[u8]) -> Option<Event> {
         b"%paste-buffer-deleted" => Event::PasteBufferDeleted(rest.to_vec()),
         b"%message" => Event::Message(rest.to_vec()),
         b"%config-error" => Event::ConfigError(rest.to_vec()),
-        b"%exit" => exit(line),
         _ => return None,
     };
     Some(event)

@@ -6,9 +6,9 @@ pub mod connection;
 pub mod control;
 pub mod error;
 pub mod hub;
-pub mod ids;
+pub mod output;
 pub mod socket;
 
+pub use crate::ids::{PaneId, SessionId, WindowId};
 pub use command::Command;
 pub use error::TmuxError;
-pub use ids::{PaneId, SessionId, WindowId};

@@ -1,6 +1,10 @@
 //! Typed tmux object ids. tmux prints them as `%3` (pane), `@1` (window) and
 //! `$0` (session); they come from counters that only grow for the life of a
 //! server, so they are stable keys where names and indexes are not.
+//!
+//! They live outside [`crate::tmux`] because both sides of the byte path
+//! name them: the parser that reads them off the wire and the pane
+//! recordings ([`crate::panes`]) keyed by them, which know nothing of tmux.
 
 use std::fmt;
 use std::str::FromStr;
