@@ -21,7 +21,7 @@ const MAX_RESPONSE: usize = 60 * 1024;
 const SELF_BOUNDED: &[&str] = &["run_command", "wait_for_text", "wait_for_channel"];
 
 pub fn register(tools: &mut Vec<ToolDef>) {
-    tools.push(ToolDef::new(
+    tools.push(ToolDef::untargeted(
         NAME,
         "Call Read Tools Batch",
         "Run inspect tools in order, one result row each (socket_name goes in each operation's arguments); tools that change state or wait are refused. Capped at 60 KB (oldest rows elided).",

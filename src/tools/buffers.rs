@@ -100,7 +100,7 @@ pub struct LoadBufferArgs {
     #[serde(default)]
     logical_name: Option<String>,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -115,7 +115,12 @@ pub struct BufferRef {
 /// the same bound as paste_text.
 const MAX_CONTENT: usize = 16 << 20;
 
-async fn load_buffer(app: Arc<App>, args: LoadBufferArgs, _: CallContext) -> ToolResult<BufferRef> {
+async fn load_buffer(
+    _: Arc<App>,
+    target: Target,
+    args: LoadBufferArgs,
+    _: CallContext,
+) -> ToolResult<BufferRef> {
     let logical = match args.logical_name.as_deref() {
         None | Some("") => "buf",
         Some(name) if is_logical(name) => name,
@@ -143,7 +148,6 @@ async fn load_buffer(app: Arc<App>, args: LoadBufferArgs, _: CallContext) -> Too
         ));
     }
     let name = format!("{PREFIX}{}_{logical}", uuid::Uuid::new_v4().simple());
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     // set-buffer on the control client: the text travels quoted on the
     // command line, no temporary file.
     let cmd = Command::new("set-buffer")
@@ -172,16 +176,20 @@ pub struct PasteBufferArgs {
     #[serde(default = "yes")]
     bracket: bool,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 fn yes() -> bool {
     true
 }
 
-async fn paste_buffer(app: Arc<App>, args: PasteBufferArgs, _: CallContext) -> ToolResult<String> {
+async fn paste_buffer(
+    _: Arc<App>,
+    target: Target,
+    args: PasteBufferArgs,
+    _: CallContext,
+) -> ToolResult<String> {
     check_buffer_name(&args.buffer_name)?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     // paste-buffer does not say when the pane is missing in every version;
     // look it up first so the error is the usual one.
@@ -211,7 +219,7 @@ pub struct ShowBufferArgs {
     #[schemars(with = "Option<i64>", extend("default" = 500))]
     max_lines: MaxLines,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -321,6 +329,7 @@ async fn buffer_size(target: &Target, name: &str) -> ToolResult<Option<usize>> {
 
 async fn show_buffer(
     app: Arc<App>,
+    target: Target,
     args: ShowBufferArgs,
     _: CallContext,
 ) -> ToolResult<BufferContent> {
@@ -330,7 +339,6 @@ async fn show_buffer(
         CAPTURE_DEFAULT,
         app.config.limits.tool_result,
     )?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let show = async {
         target
             .hub
@@ -375,16 +383,16 @@ pub struct DeleteBufferArgs {
     // A buffer_name from load_buffer.
     buffer_name: String,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 async fn delete_buffer(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: DeleteBufferArgs,
     _: CallContext,
 ) -> ToolResult<String> {
     check_buffer_name(&args.buffer_name)?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let result = target
         .hub
         .run(&Command::new("delete-buffer").opt("-b", &args.buffer_name))

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::server::Sock;
-use super::{App, Hints, ToolDef, ToolError, ToolResult};
+use super::{App, Hints, Target, ToolDef, ToolError, ToolResult};
 use crate::mcp::CallContext;
 use crate::tmux::{Command, TmuxError};
 
@@ -51,7 +51,7 @@ pub struct WaitForChannelArgs {
     #[serde(default = "default_timeout")]
     timeout: f64,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 fn default_timeout() -> f64 {
@@ -63,7 +63,7 @@ pub struct SignalChannelArgs {
     /// 1-128 of A-Z a-z 0-9 _ . : -
     channel: String,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 /// `^[A-Za-z0-9_.:-]{1,128}$`, checked before anything is spawned.
@@ -94,6 +94,7 @@ fn secs(d: Duration) -> String {
 
 async fn wait_for_channel(
     app: Arc<App>,
+    target: Target,
     args: WaitForChannelArgs,
     ctx: CallContext,
 ) -> ToolResult<String> {
@@ -106,7 +107,6 @@ async fn wait_for_channel(
         )));
     }
     let timeout = Duration::from_secs_f64(args.timeout.min(app.config.wait_max.as_secs_f64()));
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let cmd = Command::new("wait-for").flag("--").arg(&channel);
     match target
         .hub
@@ -152,13 +152,13 @@ async fn wait_for_channel(
 }
 
 async fn signal_channel(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: SignalChannelArgs,
     ctx: CallContext,
 ) -> ToolResult<String> {
     let channel = args.channel;
     check_channel(&channel)?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let cmd = Command::new("wait-for").flag("-S").flag("--").arg(&channel);
     match target
         .hub

@@ -34,8 +34,8 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::config::Config;
@@ -46,6 +46,7 @@ use crate::mcp::{
 use crate::tmux::hub::{Hub, Hubs};
 use crate::tmux::socket::SocketSpec;
 use crate::tmux::{Command, TmuxError};
+use server::Sock;
 use toolsets::{Selection, Toolset};
 
 /// Shared state every tool call sees.
@@ -285,8 +286,37 @@ pub struct ToolDef {
 }
 
 impl ToolDef {
-    /// Builds a tool from a typed handler.
+    /// A tool that talks to one tmux server. The wrapper resolves the
+    /// call's `socket_name` (see [`App::socket`]) before the handler runs
+    /// and hands it the [`Target`]; the arguments must include `socket_name`.
     pub fn new<A, O, F, Fut>(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+        hints: Hints,
+        handler: F,
+    ) -> ToolDef
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + JsonSchema + 'static,
+        F: Fn(Arc<App>, Target, A, CallContext) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ToolResult<O>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let run = move |app: Arc<App>, args, socket_name: Option<String>, ctx| {
+            let handler = handler.clone();
+            let run: BoxFuture<'static, ToolResult<O>> = Box::pin(async move {
+                let target = app.socket(socket_name.as_deref())?;
+                handler(app, target, args, ctx).await
+            });
+            run
+        };
+        Self::build::<A, O, _>(name, title, description, hints, true, run)
+    }
+
+    /// A tool that no single tmux server is the target of (it scans them,
+    /// calls other tools, or touches none).
+    pub fn untargeted<A, O, F, Fut>(
         name: &'static str,
         title: &'static str,
         description: &'static str,
@@ -299,6 +329,32 @@ impl ToolDef {
         F: Fn(Arc<App>, A, CallContext) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = ToolResult<O>> + Send + 'static,
     {
+        let handler = Arc::new(handler);
+        let run = move |app, args, _: Option<String>, ctx| {
+            let run: BoxFuture<'static, ToolResult<O>> = Box::pin(handler(app, args, ctx));
+            run
+        };
+        Self::build::<A, O, _>(name, title, description, hints, false, run)
+    }
+
+    /// The schemas, and the one call path every tool shares: arguments
+    /// parsed, `run` awaited, the call audited, the outcome encoded.
+    fn build<A, O, R>(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+        hints: Hints,
+        targeted: bool,
+        run: R,
+    ) -> ToolDef
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + JsonSchema + 'static,
+        R: Fn(Arc<App>, A, Option<String>, CallContext) -> BoxFuture<'static, ToolResult<O>>
+            + Send
+            + Sync
+            + 'static,
+    {
         let mut input_schema = schema_of::<A>();
         compact(&mut input_schema, false);
         // Unknown arguments are refused, never dropped. serde cannot do it
@@ -310,17 +366,24 @@ impl ToolDef {
                 .map(|p| p.keys().cloned().collect())
                 .unwrap_or_default(),
         );
+        // A targeted tool without `socket_name` would always use the
+        // default server; an untargeted one with it would ignore it.
+        assert_eq!(
+            known.iter().any(|k| k == "socket_name"),
+            targeted,
+            "{name}: a tool takes socket_name exactly when it is built with ToolDef::new"
+        );
         let (output_schema, wrapped) = output_schema_of::<O>();
-        let handler = Arc::new(handler);
+        let run = Arc::new(run);
         let call: Handler = Box::new(move |app, args, ctx| {
-            let handler = handler.clone();
+            let run = run.clone();
             let known = known.clone();
             Box::pin(async move {
                 let started = std::time::Instant::now();
                 let audit = app.config.audit;
                 let raw = if audit { args.clone() } else { Value::Null };
                 let outcome = match parse_args::<A>(name, &known, args) {
-                    Ok(args) => handler(app, args, ctx).await,
+                    Ok((args, socket_name)) => run(app, args, socket_name, ctx).await,
                     Err(e) => Err(e),
                 };
                 let millis = started.elapsed().as_secs_f64() * 1000.0;
@@ -554,12 +617,13 @@ fn output_schema_of<T: JsonSchema>() -> (Value, bool) {
     (wrapped, true)
 }
 
-/// Arguments are decoded in exactly this one place.
+/// Arguments are decoded in exactly this one place, with the
+/// `socket_name` the wrapper resolves (its type is checked as part of `A`).
 fn parse_args<A: DeserializeOwned>(
     tool: &str,
     known: &[String],
     args: Value,
-) -> Result<A, ToolError> {
+) -> Result<(A, Option<String>), ToolError> {
     let args = if args.is_null() {
         Value::Object(Map::new())
     } else {
@@ -585,8 +649,11 @@ fn parse_args<A: DeserializeOwned>(
             known.join(", ")
         )));
     }
-    serde_json::from_value(args)
-        .map_err(|e| ToolError::invalid(format!("Invalid arguments for {tool}: {e}")))
+    let invalid =
+        |e: serde_json::Error| ToolError::invalid(format!("Invalid arguments for {tool}: {e}"));
+    let sock = Sock::deserialize(&args);
+    let args = serde_json::from_value(args).map_err(invalid)?;
+    Ok((args, sock.map_err(invalid)?.socket_name))
 }
 
 fn to_result<O: Serialize>(out: O, wrapped: bool) -> CallToolResult {

@@ -298,7 +298,7 @@ pub struct ShowOptionArgs {
     #[serde(flatten)]
     scope: ScopeSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -325,12 +325,12 @@ fn typed(text: &str) -> Value {
 }
 
 async fn show_option(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: ShowOptionArgs,
     _: CallContext,
 ) -> ToolResult<OptionResult> {
     check_option_name(&args.option)?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let object = resolve_scope(&target, &args.scope, Scope::Pane).await?;
     let mut cmd = scoped(
         Command::new("show-options"),
@@ -369,7 +369,7 @@ pub struct SetOptionArgs {
     #[serde(flatten)]
     scope: ScopeSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -381,14 +381,14 @@ pub struct OptionSetResult {
 }
 
 async fn set_option(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: SetOptionArgs,
     _: CallContext,
 ) -> ToolResult<OptionSetResult> {
     check_option_name(&args.option)?;
     refuse_hook(&args.option)?;
     no_nul("value", &args.value)?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let object = resolve_scope(&target, &args.scope, Scope::Pane).await?;
     let cmd = scoped(
         Command::new("set-option"),
@@ -411,7 +411,7 @@ pub struct ShowEnvironmentArgs {
     #[serde(flatten)]
     session: SessionSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 /// A variable's value, or `true` for a variable tmux marks as removed.
@@ -439,11 +439,11 @@ async fn env_scope(target: &Target, session: &SessionSel, cmd: Command) -> ToolR
 }
 
 async fn show_environment(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: ShowEnvironmentArgs,
     _: CallContext,
 ) -> ToolResult<EnvironmentResult> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     // `-s` prints shell syntax with the value quoted: a value holding a
     // newline stays one variable (the plain form would split it into two).
     let cmd = env_scope(
@@ -506,7 +506,7 @@ pub struct SetEnvironmentArgs {
     #[serde(flatten)]
     session: SessionSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -518,13 +518,13 @@ pub struct EnvironmentSetResult {
 }
 
 async fn set_environment(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: SetEnvironmentArgs,
     _: CallContext,
 ) -> ToolResult<EnvironmentSetResult> {
     super::spawn::env_name(&args.name)?;
     no_nul("value", &args.value)?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let cmd = env_scope(&target, &args.session, Command::new("set-environment")).await?;
     target
         .run(cmd.flag("--").arg(&args.name).arg(&args.value))
@@ -541,7 +541,7 @@ pub struct ShowHooksArgs {
     #[serde(flatten)]
     scope: ScopeSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -551,7 +551,7 @@ pub struct ShowHookArgs {
     #[serde(flatten)]
     scope: ScopeSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
@@ -629,21 +629,21 @@ async fn hooks(target: &Target, sel: &ScopeSel, hook: Option<&str>) -> ToolResul
 }
 
 async fn show_hooks(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: ShowHooksArgs,
     _: CallContext,
 ) -> ToolResult<HookListResult> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     hooks(&target, &args.scope, None).await
 }
 
 async fn show_hook(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: ShowHookArgs,
     _: CallContext,
 ) -> ToolResult<HookListResult> {
     check_hook_name(&args.hook_name)?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     hooks(&target, &args.scope, Some(&args.hook_name)).await
 }
 

@@ -82,7 +82,7 @@ pub struct ListPanesArgs {
     #[serde(flatten)]
     window: WindowTarget,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
     /// Filters, as in list_sessions.
     #[serde(default)]
     filters: Option<Filters>,
@@ -90,10 +90,10 @@ pub struct ListPanesArgs {
 
 async fn list_panes(
     app: Arc<App>,
+    target: Target,
     args: ListPanesArgs,
     _: CallContext,
 ) -> ToolResult<Vec<PaneInfo>> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let session = &args.window.session;
     let rows = if args.window.window_id.is_some() || args.window.window_index.is_some() {
         let window = target::window(&target, &args.window.sel()).await?;
@@ -132,11 +132,15 @@ pub struct PaneArgs {
     #[serde(flatten)]
     pane: PaneSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
-async fn get_pane_info(app: Arc<App>, args: PaneArgs, _: CallContext) -> ToolResult<PaneInfo> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
+async fn get_pane_info(
+    app: Arc<App>,
+    target: Target,
+    args: PaneArgs,
+    _: CallContext,
+) -> ToolResult<PaneInfo> {
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let mut info = target::pane_row(&target, pane).await?.info;
     app.mark_caller(&target, &mut info);
@@ -177,7 +181,7 @@ pub struct SplitWindowArgs {
     #[serde(default)]
     shell: Option<String>,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
     #[serde(flatten)]
     spawn: SpawnArgs,
 }
@@ -198,12 +202,12 @@ fn size_arg(size: Size) -> ToolResult<String> {
 
 async fn split_window(
     app: Arc<App>,
+    target: Target,
     args: SplitWindowArgs,
     _: CallContext,
 ) -> ToolResult<PaneInfo> {
     let spawn = args.spawn.check()?;
     let size = args.size.map(size_arg).transpose()?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let split_target = match &args.pane_id {
         Some(id) => target::pane_id(id)?.to_string(),
         None => target::window(&target, &args.window.sel()).await?.window_id,
@@ -243,11 +247,15 @@ pub struct KillPaneArgs {
     /// Pane ID (e.g. '%1').
     pane_id: String,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
-async fn kill_pane(app: Arc<App>, args: KillPaneArgs, _: CallContext) -> ToolResult<String> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
+async fn kill_pane(
+    app: Arc<App>,
+    target: Target,
+    args: KillPaneArgs,
+    _: CallContext,
+) -> ToolResult<String> {
     let pane = target::pane_id(&args.pane_id)?;
     if app.config.caller.pane_id.as_deref() == Some(pane.to_string().as_str())
         && app.caller_socket_is(target.hub.socket(), true)
@@ -311,15 +319,19 @@ pub struct SendKeysArgs {
     #[serde(default)]
     suppress_history: bool,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 pub fn yes() -> bool {
     true
 }
 
-async fn send_keys(app: Arc<App>, args: SendKeysArgs, _: CallContext) -> ToolResult<String> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
+async fn send_keys(
+    _: Arc<App>,
+    target: Target,
+    args: SendKeysArgs,
+    _: CallContext,
+) -> ToolResult<String> {
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let how = Typing {
         enter: args.enter,
@@ -377,7 +389,7 @@ pub struct CapturePaneArgs {
     #[schemars(with = "Option<i64>", extend("default" = 500))]
     max_lines: MaxLines,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 /// The default bound of a capture: 500 lines and [`DEFAULT_BYTES`].
@@ -407,13 +419,17 @@ pub(super) fn backstop(text: String, limit: usize) -> String {
     format!("[... truncated {start} bytes ...]\n{}", &text[start..])
 }
 
-async fn capture_pane(app: Arc<App>, args: CapturePaneArgs, _: CallContext) -> ToolResult<String> {
+async fn capture_pane(
+    app: Arc<App>,
+    target: Target,
+    args: CapturePaneArgs,
+    _: CallContext,
+) -> ToolResult<String> {
     let bound = bounded::bound(
         args.max_lines,
         CAPTURE_DEFAULT,
         app.config.limits.tool_result,
     )?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let cmd = Command::new("capture-pane").flag("-p").target(pane);
     let cmd = cmd
@@ -441,11 +457,12 @@ pub struct SnapshotPaneArgs {
     #[schemars(with = "Option<i64>", extend("default" = 500))]
     max_lines: MaxLines,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 async fn snapshot_pane(
     app: Arc<App>,
+    target: Target,
     args: SnapshotPaneArgs,
     _: CallContext,
 ) -> ToolResult<PaneSnapshot> {
@@ -454,7 +471,6 @@ async fn snapshot_pane(
         CAPTURE_DEFAULT,
         app.config.limits.tool_result,
     )?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let fields = rows::SNAPSHOT_FIELDS;
     let info = Command::new("display-message")
@@ -487,7 +503,7 @@ pub struct DisplayMessageArgs {
     #[serde(flatten)]
     pane: PaneSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 const PANE_MARK: char = '\u{241E}';
@@ -505,12 +521,12 @@ fn check_format(format: &str) -> ToolResult<()> {
 }
 
 async fn display_message(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: DisplayMessageArgs,
     _: CallContext,
 ) -> ToolResult<String> {
     check_format(&args.format_string)?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     // display-message does not fail on a missing pane, so the output starts
     // with the pane's own id: empty means there is no such pane.

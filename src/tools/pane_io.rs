@@ -116,7 +116,7 @@ pub struct SendKeysBatchArgs {
     #[serde(default)]
     timeout: Option<f64>,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 // The outcome of one operation.
@@ -158,7 +158,8 @@ fn error_text(e: &ToolError) -> String {
 }
 
 async fn send_keys_batch(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: SendKeysBatchArgs,
     _: CallContext,
 ) -> ToolResult<SendKeysBatchResult> {
@@ -178,7 +179,6 @@ async fn send_keys_batch(
             "timeout must be a positive number of seconds or null (received {t})"
         )));
     }
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let deadline = args
         .timeout
         .map(|t| tokio::time::Instant::now() + Duration::from_secs_f64(t.min(1e9)));
@@ -265,13 +265,18 @@ pub struct PasteTextArgs {
     #[serde(default = "pane::yes")]
     bracket: bool,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 /// Largest text paste_text accepts.
 const MAX_PASTE: usize = 16 << 20;
 
-async fn paste_text(app: Arc<App>, args: PasteTextArgs, _: CallContext) -> ToolResult<String> {
+async fn paste_text(
+    _: Arc<App>,
+    target: Target,
+    args: PasteTextArgs,
+    _: CallContext,
+) -> ToolResult<String> {
     if args.text.is_empty() {
         return Err(ToolError::invalid("text must not be empty"));
     }
@@ -286,7 +291,6 @@ async fn paste_text(app: Arc<App>, args: PasteTextArgs, _: CallContext) -> ToolR
             args.text.len()
         )));
     }
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let name = format!("libtmux_mcp_{}_paste", uuid::Uuid::new_v4().simple());
     target
@@ -319,11 +323,15 @@ pub struct ClearPaneArgs {
     #[serde(flatten)]
     pane: PaneSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
-async fn clear_pane(app: Arc<App>, args: ClearPaneArgs, _: CallContext) -> ToolResult<String> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
+async fn clear_pane(
+    _: Arc<App>,
+    target: Target,
+    args: ClearPaneArgs,
+    _: CallContext,
+) -> ToolResult<String> {
     let pane = target::resolve_pane(&target, &args.pane).await?;
     // In this order: the reset pushes the screen into history, which the
     // second command then deletes.
@@ -349,18 +357,18 @@ pub struct RespawnPaneArgs {
     #[serde(default)]
     shell: Option<String>,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
     #[serde(flatten)]
     spawn: SpawnArgs,
 }
 
 async fn respawn_pane(
     app: Arc<App>,
+    target: Target,
     args: RespawnPaneArgs,
     _: CallContext,
 ) -> ToolResult<super::models::PaneInfo> {
     let spawn = args.spawn.check()?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::pane_id(&args.pane_id)?;
     if app.config.caller.pane_id.as_deref() == Some(pane.to_string().as_str())
         && app.caller_socket_is(target.hub.socket(), true)
@@ -397,7 +405,7 @@ pub struct PipePaneArgs {
     #[serde(default = "pane::yes")]
     append: bool,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 /// Longest output_path accepted (Linux PATH_MAX).
@@ -417,7 +425,12 @@ fn pipe_command_literal(command: &str) -> String {
     spawn::literal(&command.replace('%', "%%"))
 }
 
-async fn pipe_pane(app: Arc<App>, args: PipePaneArgs, _: CallContext) -> ToolResult<String> {
+async fn pipe_pane(
+    _: Arc<App>,
+    target: Target,
+    args: PipePaneArgs,
+    _: CallContext,
+) -> ToolResult<String> {
     let command = match &args.output_path {
         None => None,
         Some(path) if path.trim().is_empty() => {
@@ -450,7 +463,6 @@ async fn pipe_pane(app: Arc<App>, args: PipePaneArgs, _: CallContext) -> ToolRes
             Some(command)
         }
     };
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let mut cmd = Command::new("pipe-pane").target(pane);
     match command {
@@ -497,7 +509,7 @@ pub struct SearchPanesArgs {
     #[serde(default)]
     offset: i64,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 fn default_lines_per_pane() -> i64 {
@@ -618,6 +630,7 @@ fn pane_order(id: &str) -> (u8, u64, String) {
 
 async fn search_panes(
     app: Arc<App>,
+    target: Target,
     args: SearchPanesArgs,
     _: CallContext,
 ) -> ToolResult<SearchPanesResult> {
@@ -628,7 +641,6 @@ async fn search_panes(
             args.max_matched_lines_per_pane
         )));
     }
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let session = if args.session.is_given() {
         Some(target::session(&target, &args.session).await?.session_id)
     } else {

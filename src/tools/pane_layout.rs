@@ -132,10 +132,15 @@ pub struct ResizePaneArgs {
     #[serde(default)]
     zoom: Option<bool>,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
-async fn resize_pane(app: Arc<App>, args: ResizePaneArgs, _: CallContext) -> ToolResult<PaneInfo> {
+async fn resize_pane(
+    app: Arc<App>,
+    target: Target,
+    args: ResizePaneArgs,
+    _: CallContext,
+) -> ToolResult<PaneInfo> {
     if args.zoom.is_some() && (args.height.is_some() || args.width.is_some()) {
         return Err(ToolError::invalid("Cannot combine zoom with height/width"));
     }
@@ -144,7 +149,6 @@ async fn resize_pane(app: Arc<App>, args: ResizePaneArgs, _: CallContext) -> Too
     if args.zoom.is_none() && height.is_none() && width.is_none() {
         return Err(ToolError::invalid("Provide height, width or zoom."));
     }
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let toggle = || Command::new("resize-pane").flag("-Z").target(pane);
     match args.zoom {
@@ -181,15 +185,15 @@ pub struct SetPaneTitleArgs {
     #[serde(flatten)]
     pane: PaneSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 async fn set_pane_title(
     app: Arc<App>,
+    target: Target,
     args: SetPaneTitleArgs,
     _: CallContext,
 ) -> ToolResult<PaneInfo> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     // With -T, select-pane sets the title and returns before it would
     // select anything: the active and last panes are left alone.
@@ -243,7 +247,7 @@ pub struct FindPaneArgs {
     #[serde(flatten)]
     window: WindowTarget,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 /// The pane in `corner`; of several, the one furthest right and down.
@@ -256,10 +260,10 @@ fn pane_at(panes: Vec<PaneInfo>, corner: Corner) -> Option<PaneInfo> {
 
 async fn find_pane_by_position(
     app: Arc<App>,
+    target: Target,
     args: FindPaneArgs,
     _: CallContext,
 ) -> ToolResult<PaneInfo> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let window = target::window(&target, &args.window.sel()).await?;
     let id = target::window_id(&window.window_id)?;
     let mut info = pane_at(window_panes(&target, id).await?, args.corner).ok_or_else(|| {
@@ -298,7 +302,7 @@ pub struct SelectPaneArgs {
     #[serde(flatten)]
     window: WindowTarget,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 /// The pane after (or before) the active one, wrapping around.
@@ -316,7 +320,12 @@ fn neighbour(panes: &[PaneInfo], forward: bool) -> Option<&PaneInfo> {
     panes.get(index)
 }
 
-async fn select_pane(app: Arc<App>, args: SelectPaneArgs, _: CallContext) -> ToolResult<PaneInfo> {
+async fn select_pane(
+    app: Arc<App>,
+    target: Target,
+    args: SelectPaneArgs,
+    _: CallContext,
+) -> ToolResult<PaneInfo> {
     let direction = match (&args.pane_id, args.direction) {
         (None, None) => return Err(ToolError::invalid("Provide either pane_id or direction.")),
         (Some(_), Some(_)) => {
@@ -326,13 +335,11 @@ async fn select_pane(app: Arc<App>, args: SelectPaneArgs, _: CallContext) -> Too
         }
         (Some(id), None) => {
             let pane = target::pane_id(id)?;
-            let target = app.socket(args.sock.socket_name.as_deref())?;
             target.run(Command::new("select-pane").target(pane)).await?;
             return pane_info(&app, &target, pane).await;
         }
         (None, Some(direction)) => direction,
     };
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let window = target::window(&target, &args.window.sel()).await?;
     let id = target::window_id(&window.window_id)?;
     let flag = match direction {
@@ -372,13 +379,17 @@ pub struct SwapPaneArgs {
     // Pane ID (e.g. '%2') it trades places with.
     target_pane_id: String,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
-async fn swap_pane(app: Arc<App>, args: SwapPaneArgs, _: CallContext) -> ToolResult<PaneInfo> {
+async fn swap_pane(
+    app: Arc<App>,
+    target: Target,
+    args: SwapPaneArgs,
+    _: CallContext,
+) -> ToolResult<PaneInfo> {
     let source = target::pane_id(&args.source_pane_id)?;
     let other = target::pane_id(&args.target_pane_id)?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     tokio::try_join!(
         target::pane_row(&target, source),
         target::pane_row(&target, other)
@@ -400,11 +411,12 @@ pub struct EnterCopyModeArgs {
     #[serde(default)]
     scroll_up: Option<i64>,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 async fn enter_copy_mode(
     app: Arc<App>,
+    target: Target,
     args: EnterCopyModeArgs,
     _: CallContext,
 ) -> ToolResult<PaneInfo> {
@@ -414,7 +426,6 @@ async fn enter_copy_mode(
             "scroll_up must be zero or positive (received {scroll_up})"
         )));
     }
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     target.run(Command::new("copy-mode").target(pane)).await?;
     if scroll_up > 0 {
@@ -441,15 +452,15 @@ pub struct ExitCopyModeArgs {
     #[serde(flatten)]
     pane: PaneSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 async fn exit_copy_mode(
     app: Arc<App>,
+    target: Target,
     args: ExitCopyModeArgs,
     _: CallContext,
 ) -> ToolResult<PaneInfo> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let mode = pane_vars(&target, pane, &["pane_mode"]).await?.remove(0);
     // Only copy mode (and its read-only variant) takes `cancel`; other

@@ -65,7 +65,7 @@ pub struct RunCommandArgs {
     #[serde(default)]
     suppress_history: Option<bool>,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 fn default_run_timeout() -> f64 {
@@ -430,6 +430,7 @@ fn left_out_line(n: usize) -> String {
 
 async fn run_command(
     app: Arc<App>,
+    target: Target,
     args: RunCommandArgs,
     ctx: CallContext,
 ) -> ToolResult<RunCommandResult> {
@@ -447,7 +448,6 @@ async fn run_command(
     output_bound(args.max_lines, 1, 1)?;
     let effective = seconds(args.timeout, "timeout")?.min(app.config.wait_max);
     let deadline = started + effective;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let mut watch = watch_pane(&target, &args.pane).await?;
     let (max_lines, max_bytes) = output_bound(
         args.max_lines,

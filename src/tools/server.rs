@@ -34,7 +34,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
         READ,
         get_server_info,
     ));
-    tools.push(ToolDef::new(
+    tools.push(ToolDef::untargeted(
         "list_servers",
         "List tmux Servers",
         "Find live tmux servers: sockets in $TMUX_TMPDIR/tmux-<uid>/ and extra_socket_paths, each like get_server_info.",
@@ -78,7 +78,10 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
 }
 
-/// `socket_name`, shared by every targeted tool.
+/// `socket_name`, shared by every targeted tool. An argument struct
+/// flattens it (as `_sock`) where `socket_name` is listed in its schema;
+/// the tool wrapper reads it and hands the handler the resolved
+/// [`Target`](super::Target), so no handler reads it itself.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct Sock {
     /// tmux socket name (tmux -L). Default: LIBTMUX_SOCKET, else tmux's default.
@@ -89,33 +92,33 @@ pub struct Sock {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListSessionsArgs {
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
     /// {"field[__op]": "value"}; ops exact, contains, startswith, endswith, regex (i-prefixed: any case), in, nin.
     #[serde(default)]
     filters: Option<Filters>,
 }
 
 async fn list_sessions(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: ListSessionsArgs,
     _: CallContext,
 ) -> ToolResult<Vec<SessionInfo>> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     filters::apply(target::sessions(&target).await?, args.filters)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ServerArgs {
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 async fn get_server_info(
-    app: Arc<App>,
-    args: ServerArgs,
+    _: Arc<App>,
+    target: Target,
+    _: ServerArgs,
     _: CallContext,
 ) -> ToolResult<ServerInfo> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     server_info(&target, false).await
 }
 
@@ -220,8 +223,12 @@ async fn list_servers(
     Ok(servers)
 }
 
-async fn kill_server(app: Arc<App>, args: ServerArgs, _: CallContext) -> ToolResult<String> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
+async fn kill_server(
+    app: Arc<App>,
+    target: Target,
+    _: ServerArgs,
+    _: CallContext,
+) -> ToolResult<String> {
     if app.caller_socket_is(target.hub.socket(), true) {
         return Err(ToolError::new(
             "ExpectedToolError",
@@ -247,15 +254,15 @@ pub struct SessionArgs {
     #[serde(flatten)]
     session: SessionSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 async fn get_session_info(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: SessionArgs,
     _: CallContext,
 ) -> ToolResult<SessionInfo> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     target::session(&target, &args.session).await
 }
 
@@ -274,13 +281,14 @@ pub struct CreateSessionArgs {
     #[serde(default)]
     y: Option<u32>,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
     #[serde(flatten)]
     spawn: SpawnArgs,
 }
 
 async fn create_session(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: CreateSessionArgs,
     _: CallContext,
 ) -> ToolResult<SessionInfo> {
@@ -288,7 +296,6 @@ async fn create_session(
         spawn::session_name(name)?;
     }
     let spawn = args.spawn.check()?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     if let Some(name) = &args.session_name {
         let exists = target::sessions(&target)
             .await?
@@ -325,13 +332,17 @@ async fn create_session(
         })
 }
 
-async fn kill_session(app: Arc<App>, args: SessionArgs, _: CallContext) -> ToolResult<String> {
+async fn kill_session(
+    app: Arc<App>,
+    target: Target,
+    args: SessionArgs,
+    _: CallContext,
+) -> ToolResult<String> {
     if !args.session.is_given() {
         return Err(ToolError::invalid(
             "Refusing to kill without an explicit target. Provide session_name or session_id.",
         ));
     }
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let session = target::session(&target, &args.session).await?;
     if app.caller_socket_is(target.hub.socket(), true)
         && let Some(me) = &app.config.caller.pane_id
@@ -376,16 +387,16 @@ pub struct RenameSessionArgs {
     #[serde(flatten)]
     session: SessionSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 async fn rename_session(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: RenameSessionArgs,
     _: CallContext,
 ) -> ToolResult<SessionInfo> {
     spawn::session_name(&args.new_name)?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let session = target::session(&target, &args.session).await?;
     let id = target::session_id(&session.session_id)?;
     target

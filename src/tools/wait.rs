@@ -18,7 +18,7 @@ use super::observe::{MAX_LINE, Watch, watch_pane};
 use super::run::is_plumbing;
 use super::server::Sock;
 use super::target::{self, PaneSel};
-use super::{App, READ, ToolDef, ToolError, ToolResult};
+use super::{App, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::mcp::{CallContext, LogLevel};
 use crate::panes::LineView;
 use crate::panes::matcher::{LineBatch, Matcher};
@@ -108,7 +108,7 @@ pub struct WaitForTextArgs {
     #[serde(default)]
     match_case: bool,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 fn default_wait_timeout() -> f64 {
@@ -233,6 +233,7 @@ impl TailBuf {
 
 async fn wait_for_text(
     app: Arc<App>,
+    target: Target,
     args: WaitForTextArgs,
     ctx: CallContext,
 ) -> ToolResult<WaitForTextResult> {
@@ -247,7 +248,6 @@ async fn wait_for_text(
     let patterns = Patterns::new(&args)?;
     let effective = requested.min(app.config.wait_max);
     let deadline = started + effective;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let mut watch = watch_pane(&target, &args.pane).await?;
     watch.mark_seen();
     let (screen, mut cursor) = watch.capture(&["-J"]).await?;
@@ -425,7 +425,7 @@ pub struct CaptureSinceArgs {
     #[serde(default = "default_since_bytes")]
     max_bytes: Option<i64>,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 fn default_since_lines() -> Option<i64> {
@@ -635,7 +635,8 @@ fn read_page(watch: &Watch, cursor: &Cursor, max_lines: usize, max_bytes: usize)
 }
 
 async fn capture_since(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: CaptureSinceArgs,
     _: CallContext,
 ) -> ToolResult<CaptureSinceResult> {
@@ -643,7 +644,6 @@ async fn capture_since(
     let max_lines = limit(args.max_lines, "max_lines")?;
     let max_bytes = limit(args.max_bytes, "max_bytes")?;
     let cursor = args.cursor.as_deref().map(Cursor::decode).transpose()?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let id = match (&cursor, &args.pane.pane_id) {
         (Some(c), Some(requested)) if c.pane.to_string() != *requested => {
             return Err(ToolError::invalid(format!(

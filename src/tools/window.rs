@@ -86,18 +86,18 @@ pub struct ListWindowsArgs {
     #[serde(flatten)]
     session: SessionSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
     /// Filters, as in list_sessions.
     #[serde(default)]
     filters: Option<Filters>,
 }
 
 async fn list_windows(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: ListWindowsArgs,
     _: CallContext,
 ) -> ToolResult<Vec<WindowInfo>> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let mut windows = target::windows(&target).await?;
     if args.session.is_given() {
         let session = target::session(&target, &args.session).await?;
@@ -134,15 +134,15 @@ pub struct WindowArgs {
     #[serde(flatten)]
     window: WindowTarget,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 async fn get_window_info(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: WindowArgs,
     _: CallContext,
 ) -> ToolResult<WindowInfo> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     target::window(&target, &args.window.sel()).await
 }
 
@@ -167,18 +167,18 @@ pub struct CreateWindowArgs {
     #[serde(default)]
     direction: Option<Placement>,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
     #[serde(flatten)]
     spawn: SpawnArgs,
 }
 
 async fn create_window(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: CreateWindowArgs,
     _: CallContext,
 ) -> ToolResult<WindowInfo> {
     let spawn = args.spawn.check()?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let session = target::session(&target, &args.session).await?;
     let mut cmd = Command::new("new-window")
         .flag("-P")
@@ -211,12 +211,16 @@ pub struct KillWindowArgs {
     /// Window ID (e.g. '@1').
     window_id: String,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
-async fn kill_window(app: Arc<App>, args: KillWindowArgs, _: CallContext) -> ToolResult<String> {
+async fn kill_window(
+    app: Arc<App>,
+    target: Target,
+    args: KillWindowArgs,
+    _: CallContext,
+) -> ToolResult<String> {
     let id = target::window_id(&args.window_id)?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let session = SessionSel::default();
     let window = target::window(
         &target,
@@ -295,15 +299,15 @@ pub struct RenameWindowArgs {
     #[serde(flatten)]
     window: WindowTarget,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 async fn rename_window(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: RenameWindowArgs,
     _: CallContext,
 ) -> ToolResult<WindowInfo> {
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let window = target::window(&target, &args.window.sel()).await?;
     let id = target::window_id(&window.window_id)?;
     target
@@ -339,11 +343,12 @@ pub struct SelectWindowArgs {
     #[serde(flatten)]
     session: SessionSel,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 async fn select_window(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: SelectWindowArgs,
     _: CallContext,
 ) -> ToolResult<WindowInfo> {
@@ -352,7 +357,6 @@ async fn select_window(
             "Provide window_id, window_index, or direction.",
         ));
     }
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let Some(direction) = args
         .direction
         .filter(|_| args.window_id.is_none() && args.window_index.is_none())
@@ -396,18 +400,18 @@ pub struct SelectLayoutArgs {
     #[serde(flatten)]
     window: WindowTarget,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 async fn select_layout(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: SelectLayoutArgs,
     _: CallContext,
 ) -> ToolResult<WindowInfo> {
     // tmux 3.3a crashes on a name it does not know and on a malformed
     // layout string, so nothing but a known name or a checked string goes.
     let kind = layout::classify(&args.layout).map_err(ToolError::invalid)?;
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let window = target::window(&target, &args.window.sel()).await?;
     match kind {
         layout::Layout::Named { since: Some(since) } => {
@@ -456,7 +460,7 @@ pub struct ResizeWindowArgs {
     #[serde(default)]
     width: Option<i64>,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 fn cells(name: &str, value: Option<i64>) -> ToolResult<Option<String>> {
@@ -469,7 +473,8 @@ fn cells(name: &str, value: Option<i64>) -> ToolResult<Option<String>> {
 }
 
 async fn resize_window(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: ResizeWindowArgs,
     _: CallContext,
 ) -> ToolResult<WindowInfo> {
@@ -478,7 +483,6 @@ async fn resize_window(
     if width.is_none() && height.is_none() {
         return Err(ToolError::invalid("Provide height, width, or both."));
     }
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let window = target::window(&target, &args.window.sel()).await?;
     let id = target::window_id(&window.window_id)?;
     target
@@ -503,11 +507,12 @@ pub struct MoveWindowArgs {
     #[serde(default)]
     destination_session: Option<String>,
     #[serde(flatten)]
-    sock: Sock,
+    _sock: Sock,
 }
 
 async fn move_window(
-    app: Arc<App>,
+    _: Arc<App>,
+    target: Target,
     args: MoveWindowArgs,
     _: CallContext,
 ) -> ToolResult<WindowInfo> {
@@ -519,7 +524,6 @@ async fn move_window(
             "destination_index must be empty (next free index) or a window index of digits, got '{index}'"
         )));
     }
-    let target = app.socket(args.sock.socket_name.as_deref())?;
     let window = target::window(&target, &args.window.sel()).await?;
     let source = window.session_id.clone().unwrap_or_default();
     let dest = match &args.destination_session {
