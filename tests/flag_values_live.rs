@@ -85,7 +85,16 @@ async fn flag_like_values_never_reach_tmux_as_flags() {
             .as_array()
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        for (arg, arg_schema) in props.iter().filter(|(_, s)| is_string(s)) {
+        // respawn_pane(shell="-u") runs the program "-u", whose shell prints
+        // an error and exits at once: with a control client attached, tmux
+        // 3.3a and 3.7b were seen to crash on that respawn (reproduced with
+        // tmux commands alone), which says nothing about flags. The builder's
+        // `--` before every positional word is unit-tested in tmux::command.
+        let testable = |arg: &str| !(name == "respawn_pane" && arg == "shell");
+        for (arg, arg_schema) in props
+            .iter()
+            .filter(|(arg, s)| is_string(s) && testable(arg))
+        {
             for flag in FLAGS {
                 let mut args = Map::new();
                 for req in required.iter().filter(|r| *r != arg) {
