@@ -4,7 +4,7 @@
 Reads the "### 2.1 Tool table" of the libtmux-mcp anchor document (by
 default ../shared/reference/libtmux-mcp.md) and writes, for every tool of
 0.1.0a22, every argument with its default (null when the reference has
-none). tests/tools_catalog.rs checks our input schemas against the result,
+none). tests/it/tools_catalog.rs checks our input schemas against the result,
 so the check rests on the reference's text, not on our own output.
 
     python3 scripts/reference-args.py [path/to/libtmux-mcp.md] > protocol/reference-args.json

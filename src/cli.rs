@@ -16,7 +16,7 @@ use crate::tools::toolsets::{Selection, toolset_of};
 use crate::tools::{App, TmuxService, tool_names};
 
 /// Every environment variable tmux-mcp reads, for `--help`
-/// (`tests/cli.rs` checks the list against the source).
+/// (`tests/it/cli.rs` checks the list against the source).
 const ENVIRONMENT: &str = "\
 Environment (the names of libtmux-mcp, so settings carry over):
   LIBTMUX_SOCKET                 tmux -L socket name used when a call names none

@@ -1,7 +1,7 @@
 //! The four prompts of the reference: recipes that tell an agent which
 //! tools to call, in which order, with which arguments. Every
 //! `tool(arg=…)` written here is checked against the catalog by
-//! `tests/prompts.rs`.
+//! `tests/it/prompts.rs`.
 
 use serde_json::{Map, Value, json};
 

@@ -1,7 +1,7 @@
 //! Shared test support: a private tmux server that is always killed.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -27,23 +27,30 @@ static NEXT: AtomicU32 = AtomicU32::new(0);
 impl PrivateTmux {
     /// Starts a server with one session `main` (200x50, a plain `sh`).
     pub fn start() -> PrivateTmux {
+        PrivateTmux::start_in(&std::env::current_dir().expect("a working directory"))
+    }
+
+    /// [`PrivateTmux::start`], with the server working in `dir`: where
+    /// `pipe-pane` commands and new panes start.
+    pub fn start_in(dir: &Path) -> PrivateTmux {
         let name = format!(
             "tmuxmcp-test-{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
         let tmux = PrivateTmux { name };
-        tmux.cmd(&[
-            "new-session",
-            "-d",
-            "-s",
-            "main",
-            "-x",
-            "200",
-            "-y",
-            "50",
-            "env PS1='$ ' sh",
-        ]);
+        let started = tmux
+            .command()
+            .current_dir(dir)
+            .args(["new-session", "-d", "-s", "main", "-x", "200", "-y", "50"])
+            .arg("env PS1='$ ' sh")
+            .output()
+            .expect("tmux runs");
+        assert!(
+            started.status.success(),
+            "tmux new-session: {}",
+            String::from_utf8_lossy(&started.stderr)
+        );
         // New windows and panes run a plain sh too: the machine's own shell
         // start-up files (pyenv, conda...) can take seconds and are not ours
         // to test.
@@ -63,12 +70,16 @@ impl PrivateTmux {
     }
 
     pub fn try_cmd(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
+        self.command().args(args).output().expect("tmux runs")
+    }
+
+    /// `tmux -L <name> -f /dev/null`, outside any tmux session.
+    fn command(&self) -> Command {
+        let mut command = Command::new("tmux");
+        command
             .args(["-L", &self.name, "-f", "/dev/null"])
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("tmux runs")
+            .env_remove("TMUX");
+        command
     }
 
     /// A tmux-mcp service pointed at this server through `LIBTMUX_SOCKET`.

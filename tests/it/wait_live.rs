@@ -2,12 +2,10 @@
 //! Waits are armed before the output they expect is produced: a test learns
 //! that a wait is armed from its first progress notification, not from a sleep.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{BOUND, PrivateTmux, RESULT_BOUND, err, finish, ok, ok_sized, start_armed};
 use serde_json::{Value, json};
-use support::{BOUND, PrivateTmux, RESULT_BOUND, err, finish, ok, ok_sized, start_armed};
 use tokio_util::sync::CancellationToken;
 
 #[tokio::test]

@@ -3,12 +3,10 @@
 //! server: each result is checked against tmux's own view, and bad
 //! arguments must leave tmux as it was.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{PrivateTmux, err, ok};
 use serde_json::{Value, json};
-use support::{PrivateTmux, err, ok};
 
 /// `display-message -p -t <target> <format>`, trimmed.
 fn show(tmux: &PrivateTmux, target: &str, format: &str) -> String {

@@ -2,13 +2,11 @@
 //! the `Service` methods, compared with tmux's own view; plus the error
 //! codes on the wire with the real service.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::PrivateTmux;
 use serde_json::{Map, Value, json};
-use support::PrivateTmux;
 use tmux_mcp::mcp::{CompletionRef, CompletionRequest, Service, ServiceError, serve};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 

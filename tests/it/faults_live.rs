@@ -1,14 +1,12 @@
 //! Faults of the tmux side: a wedged server (its socket accepts and never
 //! answers), and control clients detached from outside.
 
-mod support;
-
 use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::support::{PrivateTmux, call, finish, start_armed};
 use serde_json::json;
-use support::{PrivateTmux, call, finish, start_armed};
 use tmux_mcp::config::Config;
 use tmux_mcp::tools::{App, TmuxService};
 use tokio_util::sync::CancellationToken;

@@ -1,9 +1,7 @@
 //! call_read_tools_batch against a live private tmux server.
 
-mod support;
-
+use crate::support::{PrivateTmux, err, ok};
 use serde_json::json;
-use support::{PrivateTmux, err, ok};
 
 #[tokio::test]
 async fn read_batch_runs_inspect_tools_and_refuses_the_rest() {

@@ -1,13 +1,11 @@
 //! The command line, run as a user runs it: `--help`, `call`, `tools`,
 //! `doctor` and `serve`, against a private tmux server.
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use support::PrivateTmux;
+use crate::support::PrivateTmux;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tmux-mcp");
 

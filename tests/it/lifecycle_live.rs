@@ -1,10 +1,8 @@
 //! The first tools against a live private tmux server. Each test checks the
 //! tool's result fields and, independently, tmux's own view of the state.
 
-mod support;
-
+use crate::support::{PrivateTmux, err, ok};
 use serde_json::json;
-use support::{PrivateTmux, err, ok};
 
 #[tokio::test]
 async fn sessions_list_create_info_kill() {

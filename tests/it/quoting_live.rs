@@ -6,7 +6,7 @@
 //! - one-shot argv: `Command::to_argv` (so `argv_escape`) for a `tmux`
 //!   process.
 //!
-//! Every test runs its own server (`tmux -L tmuxmcp-test-<pid>-<n> -f
+//! Every test runs its own server (`tmux -L tmuxmcp-quoting-<pid>-<n> -f
 //! /dev/null`), killed by a drop guard even when the test panics. The
 //! default socket is never used. Waits are on conditions with deadlines.
 
@@ -41,7 +41,8 @@ impl Server {
     fn start() -> Server {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let name = format!("tmuxmcp-test-{}-{n}", std::process::id());
+        // Not `tmuxmcp-test-…`: `support::PrivateTmux` numbers those in this process.
+        let name = format!("tmuxmcp-quoting-{}-{n}", std::process::id());
         let scratch = std::env::temp_dir().join(&name);
         std::fs::create_dir_all(&scratch).unwrap();
         // The guard exists before the server does: a failure below still kills it.

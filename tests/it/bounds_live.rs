@@ -2,12 +2,10 @@
 //! each reading tool with its defaults, never gives a result over 64 KB
 //! (both copies counted), says what it cut, and gives the rest when asked.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{PrivateTmux, RESULT_BOUND, ok, ok_sized};
 use serde_json::{Value, json};
-use support::{PrivateTmux, RESULT_BOUND, ok, ok_sized};
 use tmux_mcp::tools::TmuxService;
 
 const BOUND: Duration = Duration::from_secs(15);

@@ -1,12 +1,10 @@
 //! Options, environment, hooks and buffers against a live private tmux
 //! server: each scenario checks the tool's result and tmux's own view.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{PrivateTmux, err, ok};
 use serde_json::{Value, json};
-use support::{PrivateTmux, err, ok};
 
 fn first_window(tmux: &PrivateTmux) -> String {
     tmux.cmd(&["display-message", "-p", "-t", "main", "#{window_id}"])

@@ -1,13 +1,11 @@
 //! Pane I/O tools against a live private tmux server: each scenario checks
 //! the result fields and tmux's own view (or the file system's).
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::support::{PrivateTmux, err, ok};
 use serde_json::json;
-use support::{PrivateTmux, err, ok};
 
 const WAIT: Duration = Duration::from_secs(10);
 

@@ -1,5 +1,5 @@
 //! `protocol/tools.json` is the catalog exactly as `tools/list` returns it.
-//! `BLESS=1 cargo test --test tools_catalog` rewrites it after a deliberate change.
+//! `BLESS=1 cargo test --test it tools_catalog` rewrites it after a deliberate change.
 
 use serde_json::Value;
 use tmux_mcp::config::Config;

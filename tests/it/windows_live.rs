@@ -2,14 +2,12 @@
 //! checks the result fields and, independently, tmux's own view; bad
 //! arguments must fail clearly and leave tmux as it was (and alive).
 
-mod support;
-
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::process::Command;
 
+use crate::support::{PrivateTmux, err, ok};
 use serde_json::{Value, json};
-use support::{PrivateTmux, err, ok};
 
 /// A tmux server at an explicit socket path (`tmux -S`), killed on drop.
 struct PathTmux {
@@ -379,7 +377,7 @@ async fn select_layout_names_strings_and_crashers() {
 }
 
 async fn call_layout(svc: &tmux_mcp::tools::TmuxService, layout: &str) -> String {
-    let result = support::call(svc, "select_layout", json!({"layout": layout})).await;
+    let result = crate::support::call(svc, "select_layout", json!({"layout": layout})).await;
     result.content[0]["text"]
         .as_str()
         .unwrap_or_default()

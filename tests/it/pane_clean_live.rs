@@ -2,12 +2,10 @@
 //! scrollback (read with the tmux CLI) hold what a person would have typed
 //! and seen, in each shell, while exit status and output stay exact.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{PrivateTmux, finish, ok, start_armed};
 use serde_json::{Value, json};
-use support::{PrivateTmux, finish, ok, start_armed};
 use tokio_util::sync::CancellationToken;
 
 const BOUND: Duration = Duration::from_secs(15);

@@ -3,12 +3,10 @@
 //! channel waits are checked for their bounds and for the tmux processes
 //! they leave behind (none).
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::{PrivateTmux, call, err, ok, shared};
 use serde_json::json;
-use support::{PrivateTmux, call, err, ok, shared};
 use tmux_mcp::mcp::{CallContext, Service};
 
 /// A window running `seq 1 <n>` and then nothing else, so its screen is

@@ -3,7 +3,7 @@
 //! by byte. The events must be identical each time, and equal to the golden
 //! dump `fixtures/tmux/<name>.events`.
 //!
-//! `BLESS=1 cargo test --test control_replay` rewrites the golden files.
+//! `BLESS=1 cargo test --test it control_replay` rewrites the golden files.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -92,7 +92,7 @@ fn fixtures_replay_identically_at_every_split_and_match_goldens() {
             }
             Err(e) => {
                 eprintln!(
-                    "{}: {e}; run BLESS=1 cargo test --test control_replay",
+                    "{}: {e}; run BLESS=1 cargo test --test it control_replay",
                     golden.display()
                 );
                 mismatched.push(name);

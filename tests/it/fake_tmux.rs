@@ -294,7 +294,7 @@ fn initialize_and_list_tools() {
     let mut server = Server::start("basic");
     let list = server.request("tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().expect("tools");
-    let catalog: Value = serde_json::from_str(include_str!("../protocol/tools.json")).unwrap();
+    let catalog: Value = serde_json::from_str(include_str!("../../protocol/tools.json")).unwrap();
     assert_eq!(
         tools,
         catalog.as_array().unwrap(),

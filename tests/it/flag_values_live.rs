@@ -3,12 +3,10 @@
 //! flag (no usage error, nothing but the named object changes), and
 //! environment variable names must be POSIX names.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{PrivateTmux, call, err, ok};
 use serde_json::{Map, Value, json};
-use support::{PrivateTmux, call, err, ok};
 use tmux_mcp::mcp::Service;
 
 const FLAGS: [&str; 4] = ["-u", "-g", "-k", "-t"];
@@ -65,10 +63,10 @@ async fn flag_like_values_never_reach_tmux_as_flags() {
     let scratch = std::env::temp_dir().join(format!("tmuxmcp-flags-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).unwrap();
     // A value such as `-t` given as pipe_pane's output_path is a relative
-    // file name: this process and its tmux server work in a scratch
-    // directory, so it is not written where the tests run.
-    std::env::set_current_dir(&scratch).unwrap();
-    let tmux = PrivateTmux::start();
+    // file name: the tmux server works in a scratch directory, so it is not
+    // written where the tests run (nor is this process's directory changed
+    // under the tests running beside this one).
+    let tmux = PrivateTmux::start_in(&scratch);
     let pane = tmux.first_pane();
     let window = window_of(&tmux, &pane);
     let env_before = tmux.cmd(&["show-environment", "-g"]);

@@ -2,10 +2,8 @@
 //! nothing, the server refuses to kill what it runs in, and hidden toolsets
 //! really are unreachable.
 
-mod support;
-
+use crate::support::{PrivateTmux, call, err, ok};
 use serde_json::{Value, json};
-use support::{PrivateTmux, call, err, ok};
 use tmux_mcp::mcp::{CallContext, Service};
 
 /// What a user would notice changing: objects, focus, sizes, buffers.

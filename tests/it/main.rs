@@ -1,0 +1,43 @@
+//! The integration tests: one crate, so the library is linked once, not
+//! once per file. Each module names what it tests; run one with
+//! `cargo test --test it MODULE::` (for example `cargo test --test it wait_live::`).
+//!
+//! - the control-mode parser: `control_replay` (recorded fixtures),
+//!   `control_fuzz` (properties), `quoting_live` (bytes through a real tmux);
+//! - the MCP layer with a fake service: `mcp_server` (the wire),
+//!   `mcp_resources` (resources, prompts, completion);
+//! - the binary: `startup`, `cli`, `demo`, `fake_tmux` (a scripted tmux);
+//! - the tools on a private tmux server (`*_live`), the catalog
+//!   (`tools_catalog`) and the prompts (`prompts`).
+//!
+//! Shared support (`tests/support/`): `PrivateTmux`, a tmux server of the
+//! test's own that is always killed, and the tool-call helpers.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod batch_live;
+mod bounds_live;
+mod channels_live;
+mod cli;
+mod control_fuzz;
+mod control_replay;
+mod demo;
+mod fake_tmux;
+mod faults_live;
+mod flag_values_live;
+mod guards_live;
+mod lifecycle_live;
+mod mcp_resources;
+mod mcp_server;
+mod options_buffers_live;
+mod pane_clean_live;
+mod pane_io_live;
+mod pane_layout_live;
+mod prompts;
+mod quoting_live;
+mod resources_live;
+mod startup;
+mod tools_catalog;
+mod wait_live;
+mod windows_live;
