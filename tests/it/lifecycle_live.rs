@@ -1,5 +1,7 @@
-//! The first tools against a live private tmux server. Each test checks the
-//! tool's result fields and, independently, tmux's own view of the state.
+//! The life of sessions, windows and panes (create, list, info, kill), the
+//! server's info, and send_keys/capture, against a live private tmux server.
+//! Each test checks the tool's result fields and, independently, tmux's own
+//! view of the state.
 
 use crate::support::{PrivateTmux, err, ok};
 use serde_json::json;

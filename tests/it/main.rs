@@ -37,6 +37,7 @@ mod pane_layout_live;
 mod prompts;
 mod quoting_live;
 mod resources_live;
+mod snapshot_live;
 mod startup;
 mod tools_catalog;
 mod wait_live;
