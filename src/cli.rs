@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::mcp::{self, CallContext, Service};
-use crate::tools::toolsets::{Selection, toolset_of};
-use crate::tools::{App, TmuxService, tool_names};
+use crate::tools::toolsets::Selection;
+use crate::tools::{App, Catalog, TmuxService};
 
 /// Every environment variable tmux-mcp reads, for `--help`
 /// (`tests/it/cli.rs` checks the list against the source).
@@ -102,16 +102,17 @@ fn report(result: anyhow::Result<()>) -> ExitCode {
     }
 }
 
-/// The configuration and tool selection of this environment; warnings go
-/// to stderr.
-pub fn settings() -> anyhow::Result<(Config, Selection)> {
+/// The configuration, its catalog (built here, once) and the tool
+/// selection of this environment; warnings go to stderr.
+pub fn settings() -> anyhow::Result<(Config, Catalog, Selection)> {
     let (config, mut warnings) = Config::from_env()?;
-    let names = tool_names(config.prompts_as_tools);
+    let catalog = Catalog::new(&config);
+    let names = catalog.names();
     let selection = Selection::from_vars(|n| std::env::var(n).ok(), &names, &mut warnings)?;
     for warning in warnings {
         eprintln!("tmux-mcp: warning: {warning}");
     }
-    Ok((config, selection))
+    Ok((config, catalog, selection))
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -122,11 +123,11 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 fn serve() -> anyhow::Result<()> {
-    let (config, selection) = settings()?;
+    let (config, catalog, selection) = settings()?;
     runtime()?.block_on(async move {
         let (max_line, max_queued) = (config.limits.stdin_line, config.limits.stdout_queue);
-        let app = App::new(config);
-        let service = Arc::new(TmuxService::with_selection(app.clone(), selection));
+        let app = App::assemble(config, catalog, selection);
+        let service = Arc::new(TmuxService::new(app.clone()));
         let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
         let result = mcp::serve_with(stdin, stdout, service, max_line, max_queued).await;
         app.shutdown().await;
@@ -142,12 +143,12 @@ fn call(tool: &str, arguments: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let outcome = settings().and_then(|(mut config, selection)| {
+    let outcome = settings().and_then(|(mut config, catalog, selection)| {
         // The result is printed; a second line per call on stderr is noise.
         config.audit = false;
         runtime()?.block_on(async move {
-            let app = App::new(config);
-            let service = TmuxService::with_selection(app.clone(), selection);
+            let app = App::assemble(config, catalog, selection);
+            let service = TmuxService::new(app.clone());
             let started = service.call_tool(tool, arguments, CallContext::detached());
             let result = match started {
                 Some(future) => Ok(future.await),
@@ -186,27 +187,26 @@ fn call(tool: &str, arguments: &str) -> ExitCode {
 }
 
 fn tools() -> anyhow::Result<()> {
-    let (config, selection) = settings()?;
-    let every = TmuxService::new(App::new(config.clone())).tools();
-    let served = TmuxService::with_selection(App::new(config), selection.clone());
-    let mut on = 0;
-    for tool in &every {
-        let name = tool["name"].as_str().unwrap_or_default();
-        let set = toolset_of(name).map_or("-", |t| t.name());
+    let (config, catalog, selection) = settings()?;
+    let app = App::assemble(config, catalog, selection);
+    let served = TmuxService::new(app.clone());
+    let (mut on, mut every) = (0, 0);
+    for tool in app.catalog.all() {
+        every += 1;
+        let (name, set) = (tool.name, tool.toolset.name());
         let state = if served.hidden_because(name).is_none() {
             on += 1;
             "on "
         } else {
             "off"
         };
-        let title = tool["title"].as_str().unwrap_or_default();
-        println!("{name:<24} {set:<9} {state}  {title}");
+        println!("{name:<24} {set:<9} {state}  {}", tool.title);
     }
     println!(
         "\n{on} of {} tools served (toolsets: {}). LIBTMUX_TOOLSETS, LIBTMUX_TOOLS and \
          LIBTMUX_EXCLUDE_TOOLS choose them; see tmux-mcp --help.",
-        every.len(),
-        selection.describe()
+        every,
+        app.selection.describe()
     );
     Ok(())
 }

@@ -8,9 +8,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::sync::Arc;
 
 use crate::config::Config;
-use crate::tools::toolsets::{Selection, Toolset};
+use crate::tools::toolsets::Toolset;
 use crate::tools::{App, TmuxService};
 
 /// Where tmux usually lives when a GUI client's PATH does not reach it.
@@ -44,7 +45,7 @@ impl Report {
 pub fn run() -> ExitCode {
     let mut report = Report::default();
     println!("tmux-mcp {} doctor", env!("CARGO_PKG_VERSION"));
-    let (config, selection) = match crate::cli::settings() {
+    let (config, catalog, selection) = match crate::cli::settings() {
         Ok(settings) => settings,
         Err(e) => {
             report.fail("settings", format!("{e:#}"));
@@ -52,10 +53,11 @@ pub fn run() -> ExitCode {
         }
     };
     let tmux = check_tmux(&mut report, &config);
+    let app = App::assemble(config.clone(), catalog, selection);
     if let Some(tmux) = &tmux {
-        check_socket(&mut report, &config, tmux);
+        check_socket(&mut report, &app, tmux);
     }
-    check_toolsets(&mut report, &config, &selection);
+    check_toolsets(&mut report, &app);
     check_caller(&mut report);
     report.note(
         "clients",
@@ -150,8 +152,8 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// The socket calls use by default, and whether a server answers there.
-fn check_socket(report: &mut Report, config: &Config, tmux: &Path) {
-    let app = App::new(config.clone());
+fn check_socket(report: &mut Report, app: &App, tmux: &Path) {
+    let config = &app.config;
     let Ok(target) = app.socket(None) else {
         report.fail("socket", "the configured socket is invalid");
         return;
@@ -200,9 +202,9 @@ fn check_socket(report: &mut Report, config: &Config, tmux: &Path) {
     }
 }
 
-fn check_toolsets(report: &mut Report, config: &Config, selection: &Selection) {
-    let served = TmuxService::with_selection(App::new(config.clone()), selection.clone());
-    let count = served.served().len();
+fn check_toolsets(report: &mut Report, app: &Arc<App>) {
+    let selection = &app.selection;
+    let count = TmuxService::new(app.clone()).served().len();
     report.ok(
         "toolsets",
         format!("{} ({count} tools)", selection.describe()),

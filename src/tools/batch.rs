@@ -9,20 +9,20 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::toolsets::{Toolset, toolset_of};
+use super::toolsets::Toolset;
 use super::{App, READ, ToolDef, ToolError, ToolResult};
+use crate::config::Config;
 use crate::mcp::CallContext;
 
 pub const NAME: &str = "call_read_tools_batch";
 const MAX_OPERATIONS: usize = 1000;
 /// The bound of a batch's whole result, both copies counted.
 const MAX_RESPONSE: usize = 60 * 1024;
-/// Tools that enforce their own wait ceiling: a batch would multiply it.
-const SELF_BOUNDED: &[&str] = &["run_command", "wait_for_text", "wait_for_channel"];
 
-pub fn register(tools: &mut Vec<ToolDef>) {
-    tools.push(ToolDef::untargeted(
+pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
+    tools.push(ToolDef::new(
         NAME,
+        Toolset::Inspect,
         "Call Read Tools Batch",
         "Run inspect tools in order, one result row each (socket_name goes in each operation's arguments); tools that change state or wait are refused. Capped at 60 KB (oldest rows elided).",
         READ,
@@ -96,28 +96,28 @@ fn unrepeated(content: Vec<Value>, mirrored: bool, error: Option<&str>) -> Vec<V
         .collect()
 }
 
-/// Why a tool cannot run in a read batch, if it cannot.
-fn refusal(app: &App, tool: &str) -> Option<String> {
+/// The tool a read batch runs for `tool`, or why it cannot: the batch
+/// reaches every tool of the catalog, hidden ones included, minus the
+/// `LIBTMUX_EXCLUDE_TOOLS` names (as in the reference).
+fn nested<'a>(app: &'a App, tool: &str) -> Result<&'a ToolDef, String> {
     if tool == NAME {
-        return Some("Batch tools cannot call batch tools recursively.".into());
+        return Err("Batch tools cannot call batch tools recursively.".into());
     }
-    let exists = app
-        .nested()
-        .is_some_and(|n| n.tools.iter().any(|t| t.name == tool));
-    if !exists || app.nested().is_some_and(|n| n.exclude.contains(tool)) {
-        return Some(format!("Unknown tool: '{tool}'"));
-    }
-    if SELF_BOUNDED.contains(&tool) {
-        return Some(format!(
+    let found = app.catalog.tools.iter().find(|t| t.name == tool);
+    let Some(def) = found.filter(|_| !app.selection.exclude.contains(tool)) else {
+        return Err(format!("Unknown tool: '{tool}'"));
+    };
+    if def.own_wait_ceiling {
+        return Err(format!(
             "Tool '{tool}' enforces its own wait ceiling and cannot be batched; batching would multiply that ceiling by the operation count. Call it directly."
         ));
     }
-    if toolset_of(tool) != Some(Toolset::Inspect) {
-        return Some(format!(
+    if def.toolset != Toolset::Inspect {
+        return Err(format!(
             "Tool '{tool}' is not an 'inspect' tool, so it cannot run in a read batch. Call it directly."
         ));
     }
-    None
+    Ok(def)
 }
 
 async fn call_read_tools_batch(
@@ -144,19 +144,11 @@ async fn call_read_tools_batch(
             break;
         }
         let started = Instant::now();
-        let outcome = match refusal(&app, &op.tool) {
-            Some(message) => Err(message),
-            None => {
-                let nested = app.nested().expect("checked by refusal");
-                let tool = nested
-                    .tools
-                    .iter()
-                    .find(|t| t.name == op.tool)
-                    .expect("checked by refusal");
-                Ok(tool
-                    .call(app.clone(), Value::Object(op.arguments), ctx.clone())
-                    .await)
-            }
+        let outcome = match nested(&app, &op.tool) {
+            Err(message) => Err(message),
+            Ok(tool) => Ok(tool
+                .call(app.clone(), Value::Object(op.arguments), ctx.clone())
+                .await),
         };
         let row = match outcome {
             Err(message) => ToolCallOperationResult {

@@ -15,15 +15,18 @@ use super::bounded::{self, MaxLines};
 use super::pane::{CAPTURE_DEFAULT, backstop};
 use super::server::Sock;
 use super::target::{self, PaneSel};
+use super::toolsets::Toolset;
 use super::{App, CREATE, DESTROY, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
+use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::{Command, TmuxError};
 
 pub const PREFIX: &str = "libtmux_mcp_";
 
-pub fn register(tools: &mut Vec<ToolDef>) {
+pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(ToolDef::new(
         "load_buffer",
+        Toolset::Manage,
         "Load tmux Buffer",
         "Stage text in a new paste buffer and return its buffer_name; leftovers are deleted at exit.",
         CREATE,
@@ -31,6 +34,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "paste_buffer",
+        Toolset::Execute,
         "Paste tmux Buffer",
         "Paste a load_buffer buffer into a pane (newlines submit lines); the buffer is kept.",
         INPUT,
@@ -38,6 +42,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "show_buffer",
+        Toolset::Inspect,
         "Show tmux Buffer",
         "Read back a load_buffer buffer exactly; the last max_lines lines (content_truncated says so). Default cap: 500 lines, 24 KB.",
         READ,
@@ -45,6 +50,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "delete_buffer",
+        Toolset::Teardown,
         "Delete tmux Buffer",
         "Delete a buffer from load_buffer.",
         DESTROY,

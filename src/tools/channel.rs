@@ -11,7 +11,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::server::Sock;
+use super::toolsets::Toolset;
 use super::{App, Hints, Target, ToolDef, ToolError, ToolResult};
+use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::{Command, TmuxError};
 
@@ -26,16 +28,19 @@ const CHANNEL: Hints = Hints {
 /// The reference's bound on `wait-for -S`.
 const SIGNAL_TIMEOUT: Duration = Duration::from_secs(5);
 
-pub fn register(tools: &mut Vec<ToolDef>) {
+pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(ToolDef::new(
         "wait_for_channel",
+        Toolset::Manage,
         "Wait For tmux Channel",
         "Block until `tmux wait-for -S <channel>` runs (e.g. send_keys 'make; tmux wait-for -S done'); an earlier signal is consumed at once. A timeout is an error.",
         CHANNEL,
         wait_for_channel,
-    ));
+    )
+    .with_own_wait_ceiling());
     tools.push(ToolDef::new(
         "signal_channel",
+        Toolset::Manage,
         "Signal tmux Channel",
         "Signal a tmux wait-for channel, waking its waiters; with none, one signal is kept for the next.",
         CHANNEL,

@@ -15,7 +15,9 @@ use serde_json::Value;
 
 use super::server::Sock;
 use super::target::{self, PaneSel, SessionSel, WindowSel};
+use super::toolsets::Toolset;
 use super::{App, Hints, READ, Target, ToolDef, ToolError, ToolResult};
+use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::Command;
 
@@ -28,9 +30,10 @@ const SET: Hints = Hints {
     open_world: false,
 };
 
-pub fn register(tools: &mut Vec<ToolDef>) {
+pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(ToolDef::new(
         "show_option",
+        Toolset::Inspect,
         "Show tmux Option",
         "Read one tmux option (numbers, on/off as booleans, arrays as lists); null when unset at that level (global_=true: the inherited default).",
         READ,
@@ -38,6 +41,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "set_option",
+        Toolset::Execute,
         "Set tmux Option",
         "Set one tmux option, stored verbatim. Some values run later: #(...) in status formats, default-command, default-shell, command-alias.",
         SET,
@@ -45,6 +49,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "show_environment",
+        Toolset::Inspect,
         "Show tmux Environment",
         "The environment tmux gives new processes: a session's, else the global one. Removed variables appear as \"-NAME\": true.",
         READ,
@@ -52,6 +57,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "set_environment",
+        Toolset::Execute,
         "Set tmux Environment",
         "Set a variable in a session's environment, else the global one; only later processes see it. BASH_ENV, ENV, PROMPT_COMMAND steer later shells: high-risk.",
         SET,
@@ -59,6 +65,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "show_hooks",
+        Toolset::Inspect,
         "Show tmux Hooks",
         "List the hooks set at a scope, one entry per command; scope='server' merges the global session and window trees.",
         READ,
@@ -66,6 +73,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "show_hook",
+        Toolset::Inspect,
         "Show tmux Hook",
         "The commands of one hook; empty when not set, an error when tmux has no such hook.",
         READ,

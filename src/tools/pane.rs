@@ -13,14 +13,17 @@ use super::rows;
 use super::server::Sock;
 use super::spawn::SpawnArgs;
 use super::target::{self, PaneScope, PaneSel};
+use super::toolsets::Toolset;
 use super::window::WindowTarget;
 use super::{App, CREATE, DESTROY, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
+use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::{Command, PaneId};
 
-pub fn register(tools: &mut Vec<ToolDef>) {
+pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(ToolDef::new(
         "list_panes",
+        Toolset::Inspect,
         "List tmux Panes",
         "List the panes of a window, a session, or the whole server.",
         READ,
@@ -28,6 +31,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "get_pane_info",
+        Toolset::Inspect,
         "Get Pane Info",
         "One pane's metadata (size, position, command, path, title), not its text.",
         READ,
@@ -35,6 +39,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "split_window",
+        Toolset::Execute,
         "Split tmux Window",
         "Split pane_id (or the target window's active pane); returns the new pane.",
         CREATE,
@@ -42,6 +47,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "kill_pane",
+        Toolset::Teardown,
         "Kill Pane",
         "Kill a pane and its process.",
         DESTROY,
@@ -49,6 +55,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "send_keys",
+        Toolset::Execute,
         "Send Keys",
         "Type into a pane, then Enter unless enter=false; in copy mode keys go to the mode.",
         INPUT,
@@ -56,6 +63,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "capture_pane",
+        Toolset::Inspect,
         "Capture Pane",
         "A pane's text: the screen, or lines start..end; the last max_lines lines, with a header when cut. Default cap: 500 lines, 24 KB.",
         READ,
@@ -63,6 +71,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "snapshot_pane",
+        Toolset::Inspect,
         "Snapshot Pane",
         "A pane's screen text (last max_lines), cursor, mode, size and position in one call. Default cap: 500 lines, 24 KB.",
         READ,
@@ -70,6 +79,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "display_message",
+        Toolset::Inspect,
         "Evaluate tmux Format String",
         "Read a pane's tmux variables; modifiers and #(...) jobs are refused.",
         READ,

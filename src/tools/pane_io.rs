@@ -15,7 +15,9 @@ use super::rows;
 use super::server::Sock;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, PaneSel, SessionSel};
+use super::toolsets::Toolset;
 use super::{App, DESTROY, Hints, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
+use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::{Command, PaneId, TmuxError};
 
@@ -28,9 +30,10 @@ const REPLACE: Hints = Hints {
     open_world: true,
 };
 
-pub fn register(tools: &mut Vec<ToolDef>) {
+pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(ToolDef::new(
         "send_keys_batch",
+        Toolset::Execute,
         "Send Keys Batch",
         "Run send_keys operations in order, each with its own target; one result row each.",
         INPUT,
@@ -38,6 +41,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "paste_text",
+        Toolset::Execute,
         "Paste Text",
         "Paste text into a pane via a temporary buffer; no Enter is added.",
         INPUT,
@@ -45,6 +49,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "clear_pane",
+        Toolset::Teardown,
         "Clear Pane",
         "Reset a pane's terminal and delete its scrollback for good.",
         DESTROY,
@@ -52,6 +57,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "respawn_pane",
+        Toolset::Execute,
         "Respawn Pane",
         "Restart a pane's process, keeping its id and layout.",
         REPLACE,
@@ -59,6 +65,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "pipe_pane",
+        Toolset::Execute,
         "Pipe Pane",
         "Log a pane's output to a file, or stop; writes anywhere this tmux server can.",
         REPLACE,
@@ -66,6 +73,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "search_panes",
+        Toolset::Inspect,
         "Search Panes",
         "Find panes whose text (screen, or content_start..content_end) contains pattern; matching lines per pane, paged by offset/limit. Default cap: 24 KB (the rest in truncated_panes).",
         READ,

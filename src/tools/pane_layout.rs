@@ -12,14 +12,17 @@ use super::rows;
 use super::server::Sock;
 use super::spawn;
 use super::target::{self, PaneSel};
+use super::toolsets::Toolset;
 use super::window::WindowTarget;
 use super::{ADJUST, App, CHANGE, READ, Target, ToolDef, ToolError, ToolResult};
+use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::{Command, PaneId, TmuxError, WindowId};
 
-pub fn register(tools: &mut Vec<ToolDef>) {
+pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(ToolDef::new(
         "resize_pane",
+        Toolset::Manage,
         "Resize Pane",
         "Resize a pane, or zoom it (zooming also focuses it).",
         ADJUST,
@@ -27,6 +30,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "set_pane_title",
+        Toolset::Manage,
         "Set Pane Title",
         "Set a pane's title (stored literally); its programs may change it again.",
         ADJUST,
@@ -34,6 +38,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "find_pane_by_position",
+        Toolset::Inspect,
         "Find Pane By Position",
         "The pane in a corner of a window.",
         READ,
@@ -41,6 +46,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "select_pane",
+        Toolset::Manage,
         "Select Pane",
         "Focus pane_id, or move focus by direction; returns the now-active pane.",
         CHANGE,
@@ -48,6 +54,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "swap_pane",
+        Toolset::Manage,
         "Swap Pane",
         "Swap two panes (also across windows); focus stays with the pane that had it.",
         CHANGE,
@@ -55,6 +62,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "enter_copy_mode",
+        Toolset::Manage,
         "Enter Copy Mode",
         "Put a pane in copy mode: keys go to the mode, not the program, until exit_copy_mode.",
         CHANGE,
@@ -62,6 +70,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "exit_copy_mode",
+        Toolset::Manage,
         "Exit Copy Mode",
         "Leave copy mode so keys reach the program again (no-op outside it).",
         ADJUST,

@@ -343,15 +343,19 @@ pub const TOOL_NAMES: [&str; 2] = ["list_prompts", "get_prompt"];
 /// `LIBTMUX_MCP_PROMPTS_AS_TOOLS=1`: the prompts as two `inspect` tools, for
 /// clients that show tools but not prompts.
 pub fn register_as_tools(tools: &mut Vec<super::ToolDef>) {
-    tools.push(super::ToolDef::untargeted(
+    use super::ToolDef;
+    use super::toolsets::Toolset;
+    tools.push(ToolDef::new(
         TOOL_NAMES[0],
+        Toolset::Inspect,
         "List Prompts",
         "The prompts this server offers (recipes for common tmux tasks), as JSON text.",
         super::READ,
         list_prompts,
     ));
-    tools.push(super::ToolDef::untargeted(
+    tools.push(ToolDef::new(
         TOOL_NAMES[1],
+        Toolset::Inspect,
         "Get Prompt",
         "One prompt rendered with its arguments, as JSON text (its messages).",
         super::READ,

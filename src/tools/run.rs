@@ -20,20 +20,29 @@ use super::bounded::{self, HeadTail, MaxLines};
 use super::observe::{Geometry, MAX_LINE, Watch, watch_pane};
 use super::server::Sock;
 use super::target::PaneSel;
+use super::toolsets::Toolset;
 use super::wait::{Cursor, seconds};
 use super::{App, INPUT, Target, ToolDef, ToolError, ToolResult};
+use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::panes::LineView;
 use crate::tmux::Command;
 
-pub fn register(tools: &mut Vec<ToolDef>) {
-    tools.push(ToolDef::new(
+/// `suppress_history` defaults to `LIBTMUX_SUPPRESS_HISTORY`, so the
+/// catalog advertises the configured default.
+pub fn register(tools: &mut Vec<ToolDef>, config: &Config) {
+    let tool = ToolDef::new(
         "run_command",
+        Toolset::Execute,
         "Run Command",
         "Run a command in a subshell at a pane's shell prompt (bash, sh, zsh, fish), wait, and return its exit status and own output. On timeout it keeps running (timed_out). Output: a screenful (at most 100 lines, 8 KB; head and tail); capture_since(cursor) pages the rest.",
         INPUT,
         run_command,
-    ));
+    );
+    tools.push(
+        tool.with_own_wait_ceiling()
+            .with_boolean_default("suppress_history", config.suppress_history),
+    );
 }
 
 /// The OSC number of the markers: tmux knows none such, so its screen

@@ -14,14 +14,17 @@ use super::models::{ServerInfo, SessionInfo};
 use super::rows;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, SessionSel};
+use super::toolsets::Toolset;
 use super::{App, CHANGE, CREATE, DESTROY, READ, Target, ToolDef, ToolError, ToolResult};
+use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::socket::{SocketSpec, socket_dir};
 use crate::tmux::{Command, TmuxError};
 
-pub fn register(tools: &mut Vec<ToolDef>) {
+pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(ToolDef::new(
         "list_sessions",
+        Toolset::Inspect,
         "List tmux Sessions",
         "List a tmux server's sessions.",
         READ,
@@ -29,13 +32,15 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "get_server_info",
+        Toolset::Inspect,
         "Get tmux Server Info",
         "Whether a tmux server is alive, its socket, session count and version (no server: is_alive=false).",
         READ,
         get_server_info,
     ));
-    tools.push(ToolDef::untargeted(
+    tools.push(ToolDef::new(
         "list_servers",
+        Toolset::Inspect,
         "List tmux Servers",
         "Find live tmux servers: sockets in $TMUX_TMPDIR/tmux-<uid>/ and extra_socket_paths, each like get_server_info.",
         READ,
@@ -43,6 +48,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "kill_server",
+        Toolset::Teardown,
         "Kill tmux Server",
         "Kill a tmux server and every session and process in it.",
         DESTROY,
@@ -50,6 +56,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "get_session_info",
+        Toolset::Inspect,
         "Get tmux Session Info",
         "One session's metadata.",
         READ,
@@ -57,6 +64,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "create_session",
+        Toolset::Execute,
         "Create tmux Session",
         "Create a detached session (one window, one pane); active_pane_id is its pane.",
         CREATE,
@@ -64,6 +72,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "kill_session",
+        Toolset::Teardown,
         "Kill tmux Session",
         "Kill a session and its processes; needs session_name or session_id.",
         DESTROY,
@@ -71,6 +80,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "rename_session",
+        Toolset::Manage,
         "Rename tmux Session",
         "Rename a session (the name is stored literally).",
         CHANGE,

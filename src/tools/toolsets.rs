@@ -3,8 +3,8 @@
 //!
 //! Every tool belongs to exactly one toolset, by what it does: `inspect`
 //! reads, `manage` changes tmux structure or presentation, `execute` starts
-//! processes or delivers input, `teardown` destroys. The table below is the
-//! one place that says which; a tool missing from it is never exposed.
+//! processes or delivers input, `teardown` destroys. Each tool's
+//! [`ToolDef`](super::ToolDef) says which.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -47,77 +47,6 @@ impl fmt::Display for Toolset {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
-}
-
-/// The toolset of every tool, in one table.
-const TABLE: &[(&str, Toolset)] = {
-    use Toolset::*;
-    &[
-        ("call_read_tools_batch", Inspect),
-        ("list_sessions", Inspect),
-        ("list_servers", Inspect),
-        ("get_server_info", Inspect),
-        ("list_windows", Inspect),
-        ("get_session_info", Inspect),
-        ("list_panes", Inspect),
-        ("get_window_info", Inspect),
-        ("capture_pane", Inspect),
-        ("capture_since", Inspect),
-        ("get_pane_info", Inspect),
-        ("find_pane_by_position", Inspect),
-        ("search_panes", Inspect),
-        ("wait_for_text", Inspect),
-        ("snapshot_pane", Inspect),
-        ("display_message", Inspect),
-        ("show_option", Inspect),
-        ("show_environment", Inspect),
-        ("show_buffer", Inspect),
-        ("show_hooks", Inspect),
-        ("show_hook", Inspect),
-        ("list_prompts", Inspect),
-        ("get_prompt", Inspect),
-        ("rename_session", Manage),
-        ("select_window", Manage),
-        ("rename_window", Manage),
-        ("select_layout", Manage),
-        ("resize_window", Manage),
-        ("move_window", Manage),
-        ("resize_pane", Manage),
-        ("set_pane_title", Manage),
-        ("select_pane", Manage),
-        ("swap_pane", Manage),
-        ("enter_copy_mode", Manage),
-        ("exit_copy_mode", Manage),
-        ("wait_for_channel", Manage),
-        ("signal_channel", Manage),
-        ("load_buffer", Manage),
-        ("create_session", Execute),
-        ("create_window", Execute),
-        ("split_window", Execute),
-        ("send_keys", Execute),
-        ("send_keys_batch", Execute),
-        ("run_command", Execute),
-        ("respawn_pane", Execute),
-        ("pipe_pane", Execute),
-        ("paste_text", Execute),
-        ("set_option", Execute),
-        ("set_environment", Execute),
-        ("paste_buffer", Execute),
-        ("kill_server", Teardown),
-        ("kill_session", Teardown),
-        ("kill_window", Teardown),
-        ("kill_pane", Teardown),
-        ("clear_pane", Teardown),
-        ("delete_buffer", Teardown),
-    ]
-};
-
-/// The toolset a tool belongs to; `None` for a name not in the table.
-pub fn toolset_of(tool: &str) -> Option<Toolset> {
-    TABLE
-        .iter()
-        .find(|(name, _)| *name == tool)
-        .map(|&(_, set)| set)
 }
 
 /// Which tools this server exposes.
@@ -218,13 +147,12 @@ impl Selection {
         Ok(selection)
     }
 
-    /// Is `tool` exposed?
-    pub fn allows(&self, tool: &str) -> bool {
+    /// Is `tool`, of toolset `set`, exposed?
+    pub fn allows(&self, tool: &str, set: Toolset) -> bool {
         if self.exclude.contains(tool) {
             return false;
         }
-        self.include.contains(tool)
-            || toolset_of(tool).is_some_and(|set| self.toolsets.contains(&set))
+        self.include.contains(tool) || self.toolsets.contains(&set)
     }
 
     /// "execute, inspect, manage" or "(none)", for the instructions.
@@ -246,6 +174,16 @@ mod tests {
 
     const KNOWN: &[&str] = &["list_panes", "send_keys", "kill_pane"];
 
+    /// Each known tool with its toolset, as its `ToolDef` says.
+    fn allows(s: &Selection, tool: &str) -> bool {
+        let set = match tool {
+            "list_panes" => Toolset::Inspect,
+            "send_keys" => Toolset::Execute,
+            _ => Toolset::Teardown,
+        };
+        s.allows(tool, set)
+    }
+
     fn select(vars: &[(&str, &str)]) -> anyhow::Result<(Selection, Vec<String>)> {
         let map: HashMap<String, String> = vars
             .iter()
@@ -259,7 +197,7 @@ mod tests {
     #[test]
     fn default_hides_teardown() {
         let (s, _) = select(&[]).unwrap();
-        assert!(s.allows("list_panes") && s.allows("send_keys") && !s.allows("kill_pane"));
+        assert!(allows(&s, "list_panes") && allows(&s, "send_keys") && !allows(&s, "kill_pane"));
         assert_eq!(s.describe(), "execute, inspect, manage");
     }
 
@@ -270,15 +208,15 @@ mod tests {
             ("LIBTMUX_TOOLS", "send_keys"),
         ])
         .unwrap();
-        assert!(s.allows("list_panes") && s.allows("send_keys") && !s.allows("kill_pane"));
+        assert!(allows(&s, "list_panes") && allows(&s, "send_keys") && !allows(&s, "kill_pane"));
         let (s, _) = select(&[
             ("LIBTMUX_TOOLS", "kill_pane"),
             ("LIBTMUX_EXCLUDE_TOOLS", "kill_pane"),
         ])
         .unwrap();
-        assert!(!s.allows("kill_pane"), "exclusion wins");
+        assert!(!allows(&s, "kill_pane"), "exclusion wins");
         let (s, _) = select(&[("LIBTMUX_TOOLSETS", "")]).unwrap();
-        assert!(!s.allows("list_panes"));
+        assert!(!allows(&s, "list_panes"));
         assert_eq!(s.describe(), "(none)");
     }
 
@@ -301,7 +239,7 @@ mod tests {
         assert_eq!(s.toolsets, [Toolset::Inspect].into());
         assert_eq!(w.len(), 1);
         let (s, _) = select(&[("LIBTMUX_SAFETY", "destructive")]).unwrap();
-        assert!(s.allows("kill_pane"));
+        assert!(allows(&s, "kill_pane"));
         let (s, _) = select(&[
             ("LIBTMUX_SAFETY", "readonly"),
             ("LIBTMUX_TOOLSETS", "manage"),

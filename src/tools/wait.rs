@@ -18,23 +18,30 @@ use super::observe::{MAX_LINE, Watch, watch_pane};
 use super::run::is_plumbing;
 use super::server::Sock;
 use super::target::{self, PaneSel};
+use super::toolsets::Toolset;
 use super::{App, READ, Target, ToolDef, ToolError, ToolResult};
+use crate::config::Config;
 use crate::mcp::{CallContext, LogLevel};
 use crate::panes::LineView;
 use crate::panes::matcher::{LineBatch, Matcher};
 use crate::tmux::PaneId;
 
-pub fn register(tools: &mut Vec<ToolDef>) {
-    tools.push(ToolDef::new(
-        "wait_for_text",
-        "Wait For Text",
-        "Wait for NEW output matching patterns, or a stop pattern, or the timeout.",
-        READ,
-        wait_for_text,
-    ));
-    super::run::register(tools);
+pub fn register(tools: &mut Vec<ToolDef>, config: &Config) {
+    tools.push(
+        ToolDef::new(
+            "wait_for_text",
+            Toolset::Inspect,
+            "Wait For Text",
+            "Wait for NEW output matching patterns, or a stop pattern, or the timeout.",
+            READ,
+            wait_for_text,
+        )
+        .with_own_wait_ceiling(),
+    );
+    super::run::register(tools, config);
     tools.push(ToolDef::new(
         "capture_since",
+        Toolset::Inspect,
         "Capture Since",
         "Incremental read: without cursor, the screen and a cursor; with it, exactly the lines printed since. lines_missed says output was lost. Default cap: 500 lines, 24 KB per call; truncated: call again with the cursor.",
         READ,

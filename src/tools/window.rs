@@ -11,13 +11,16 @@ use super::rows;
 use super::server::Sock;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, SessionSel, WindowSel};
+use super::toolsets::Toolset;
 use super::{App, CHANGE, CREATE, DESTROY, READ, Target, ToolDef, ToolError, ToolResult};
+use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::Command;
 
-pub fn register(tools: &mut Vec<ToolDef>) {
+pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(ToolDef::new(
         "list_windows",
+        Toolset::Inspect,
         "List tmux Windows",
         "List a session's windows, or every window when no session is given.",
         READ,
@@ -25,6 +28,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "get_window_info",
+        Toolset::Inspect,
         "Get tmux Window Info",
         "One window's metadata.",
         READ,
@@ -32,6 +36,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "create_window",
+        Toolset::Execute,
         "Create tmux Window",
         "Create a window (one pane) in a session; it stays in the background unless attach=true.",
         CREATE,
@@ -39,6 +44,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "kill_window",
+        Toolset::Teardown,
         "Kill tmux Window",
         "Kill a window and its panes' processes.",
         DESTROY,
@@ -46,6 +52,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "rename_window",
+        Toolset::Manage,
         "Rename tmux Window",
         "Rename a window (stored literally); turns off automatic renaming.",
         CHANGE,
@@ -53,6 +60,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "select_window",
+        Toolset::Manage,
         "Select tmux Window",
         "Make a window its session's current one, by target or direction.",
         CHANGE,
@@ -60,6 +68,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "select_layout",
+        Toolset::Manage,
         "Select tmux Layout",
         "Arrange a window's panes: even-horizontal, even-vertical, main-horizontal, main-vertical, tiled (-mirrored: tmux 3.5+), or a window_layout string.",
         CHANGE,
@@ -67,6 +76,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "resize_window",
+        Toolset::Manage,
         "Resize tmux Window",
         "Set a window's width and/or height (1-10000 cells); it then stops following client sizes.",
         CHANGE,
@@ -74,6 +84,7 @@ pub fn register(tools: &mut Vec<ToolDef>) {
     ));
     tools.push(ToolDef::new(
         "move_window",
+        Toolset::Manage,
         "Move tmux Window",
         "Move a window to another index and/or session; moving a session's last window away ends that session.",
         CHANGE,

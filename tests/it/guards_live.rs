@@ -202,7 +202,7 @@ async fn hidden_toolsets_are_unreachable() {
     let tmux = PrivateTmux::start();
     let name = tmux.name.clone();
     let (config, _) = Config::from_vars(|v| (v == "LIBTMUX_SOCKET").then(|| name.clone())).unwrap();
-    let svc = TmuxService::with_selection(App::new(config), Selection::default());
+    let svc = TmuxService::new(App::with_selection(config, Selection::default()));
     let pane = tmux.first_pane();
     assert!(
         svc.call_tool(

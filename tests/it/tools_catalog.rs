@@ -57,10 +57,6 @@ fn every_tool_is_fully_described() {
             assert!(value.is_boolean(), "{name}: {hint}");
         }
 
-        assert!(
-            tmux_mcp::tools::toolsets::toolset_of(name).is_some(),
-            "{name} has no toolset, so it could never be exposed"
-        );
         let read_only = tool["annotations"]["readOnlyHint"] == true;
         let destructive = !read_only && tool["annotations"]["destructiveHint"] != false;
         assert_eq!(
@@ -85,6 +81,40 @@ fn every_tool_is_fully_described() {
     }
 }
 
+/// The README's table of toolsets lists every tool once, in the toolset
+/// its `ToolDef` names, and no tool we do not have.
+#[test]
+fn the_readme_lists_every_tool_in_its_toolset() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let readme = std::fs::read_to_string(path).unwrap();
+    let rows = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("| toolset | tools |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'));
+    let mut listed: Vec<(String, String)> = Vec::new();
+    for row in rows {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let [_, toolset, tools, _] = cells[..] else {
+            panic!("README toolset row {row:?} is not | toolset | tools |");
+        };
+        for tool in tools.split(',') {
+            listed.push((tool.trim().trim_matches('`').to_owned(), toolset.to_owned()));
+        }
+    }
+    let (config, _) = Config::from_vars(|_| None).expect("default config");
+    let app = App::new(config);
+    let mut defined: Vec<(String, String)> = app
+        .catalog
+        .tools
+        .iter()
+        .map(|t| (t.name.to_owned(), t.toolset.name().to_owned()))
+        .collect();
+    listed.sort();
+    defined.sort();
+    assert_eq!(listed, defined, "README.md's toolset table vs the ToolDefs");
+}
+
 #[test]
 fn instructions_fit_the_budget() {
     let text = service().instructions();
@@ -99,7 +129,7 @@ fn instructions_fit_the_budget() {
 fn toolsets_shape_the_list() {
     use tmux_mcp::tools::toolsets::Selection;
     let (config, _) = Config::from_vars(|_| None).expect("default config");
-    let default = TmuxService::with_selection(App::new(config), Selection::default());
+    let default = TmuxService::new(App::with_selection(config, Selection::default()));
     let names: Vec<String> = default
         .tools()
         .iter()
@@ -120,7 +150,7 @@ fn toolsets_shape_the_list() {
         toolsets: Default::default(),
         ..Selection::default()
     };
-    let empty = TmuxService::with_selection(App::new(config), none);
+    let empty = TmuxService::new(App::with_selection(config, none));
     assert!(empty.tools().is_empty());
 }
 
@@ -128,7 +158,7 @@ fn toolsets_shape_the_list() {
 fn a_hidden_tool_names_its_toolset_and_the_setting_that_serves_it() {
     use tmux_mcp::tools::toolsets::Selection;
     let (config, _) = Config::from_vars(|_| None).expect("default config");
-    let default = TmuxService::with_selection(App::new(config), Selection::default());
+    let default = TmuxService::new(App::with_selection(config, Selection::default()));
     let message = default.unknown_tool("kill_pane");
     assert!(message.starts_with("Unknown tool: kill_pane"), "{message}");
     assert!(message.contains("teardown toolset"), "{message}");
@@ -148,7 +178,7 @@ fn a_hidden_tool_names_its_toolset_and_the_setting_that_serves_it() {
     let (config, _) = Config::from_vars(|_| None).expect("default config");
     let mut selection = Selection::default();
     selection.exclude.insert("send_keys".into());
-    let excluding = TmuxService::with_selection(App::new(config), selection);
+    let excluding = TmuxService::new(App::with_selection(config, selection));
     assert!(
         excluding
             .unknown_tool("send_keys")

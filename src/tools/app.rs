@@ -1,0 +1,101 @@
+//! [`App`], the state every tool call shares, and [`Target`], the tmux
+//! server one call talks to.
+
+use std::sync::Arc;
+
+use super::ToolError;
+use super::catalog::Catalog;
+use super::toolsets::{Selection, Toolset};
+use crate::config::Config;
+use crate::tmux::Command;
+use crate::tmux::hub::{Hub, Hubs};
+use crate::tmux::socket::SocketSpec;
+
+/// Shared state every tool call sees.
+pub struct App {
+    pub config: Config,
+    pub hubs: Hubs,
+    /// Every tool of this configuration, built once.
+    pub catalog: Catalog,
+    /// The tools this server exposes (a read batch also honours its
+    /// exclusions).
+    pub selection: Selection,
+}
+
+impl App {
+    /// An app exposing every tool (all four toolsets).
+    pub fn new(config: Config) -> Arc<App> {
+        let every = Selection {
+            toolsets: Toolset::ALL.into(),
+            ..Selection::default()
+        };
+        Self::with_selection(config, every)
+    }
+
+    /// An app exposing the tools `selection` allows.
+    pub fn with_selection(config: Config, selection: Selection) -> Arc<App> {
+        let catalog = Catalog::new(&config);
+        Self::assemble(config, catalog, selection)
+    }
+
+    /// An app from a catalog already built for `config` (see
+    /// [`crate::cli::settings`], which needs its names to read the selection).
+    pub fn assemble(config: Config, catalog: Catalog, selection: Selection) -> Arc<App> {
+        let hubs = Hubs::new(config.tmux_bin.clone(), config.limits.clone());
+        Arc::new(App {
+            config,
+            hubs,
+            catalog,
+            selection,
+        })
+    }
+
+    /// The socket a call targets: `LIBTMUX_SOCKET_PATH` if set (as in the
+    /// reference), else the call's `socket_name`, else the default.
+    pub fn socket(&self, socket_name: Option<&str>) -> Result<Target, ToolError> {
+        let spec = match (&self.config.forced_socket_path, socket_name) {
+            (Some(path), _) => SocketSpec::Path(path.clone()),
+            (None, Some(name)) => {
+                SocketSpec::name(name).map_err(|e| ToolError::invalid(e.to_string()))?
+            }
+            (None, None) => self.config.default_socket.clone(),
+        };
+        let path = spec.resolve(
+            &self.config.tmux_tmpdir,
+            self.config.caller.socket_path.as_deref(),
+        );
+        Ok(Target {
+            hub: self.hubs.get(&path),
+            spec,
+        })
+    }
+
+    /// Deletes the paste buffers `load_buffer` created that are still
+    /// there (best effort, bounded), then detaches from every tmux server
+    /// (sessions are left untouched).
+    pub async fn shutdown(&self) {
+        let cleanup = async {
+            for hub in self.hubs.all() {
+                for name in hub.take_buffers() {
+                    let _ = hub
+                        .run(&Command::new("delete-buffer").opt("-b", name))
+                        .await;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), cleanup).await;
+        self.hubs.shutdown().await;
+    }
+}
+
+/// The tmux server a call talks to.
+pub struct Target {
+    pub hub: Arc<Hub>,
+    pub spec: SocketSpec,
+}
+
+impl Target {
+    pub async fn run(&self, command: Command) -> Result<Vec<Vec<u8>>, ToolError> {
+        self.hub.run(&command).await.map_err(ToolError::from)
+    }
+}

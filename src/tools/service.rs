@@ -1,0 +1,154 @@
+//! [`TmuxService`]: the MCP-facing server, the tools [`App`] exposes plus
+//! its resources, prompts and completions.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::toolsets::Toolset;
+use super::{App, ToolDef, prompts, resources};
+use crate::mcp::{
+    BoxFuture, CallContext, CallToolResult, CompletionRequest, Features, Implementation, Service,
+    ServiceError,
+};
+
+/// The MCP-facing server: the tools the app's selection exposes.
+pub struct TmuxService {
+    app: Arc<App>,
+}
+
+impl TmuxService {
+    pub fn new(app: Arc<App>) -> Self {
+        TmuxService { app }
+    }
+
+    /// The exposed tools, in catalog order.
+    fn exposed(&self) -> impl Iterator<Item = &ToolDef> {
+        let selection = &self.app.selection;
+        self.app
+            .catalog
+            .all()
+            .filter(|t| selection.allows(t.name, t.toolset))
+    }
+
+    /// Why a tool of the catalog is not served, and the setting that would
+    /// serve it; `None` for a served tool or a name we never had.
+    pub fn hidden_because(&self, name: &str) -> Option<String> {
+        if self.exposed().any(|t| t.name == name) {
+            return None;
+        }
+        let selection = &self.app.selection;
+        if selection.exclude.contains(name) {
+            return Some(format!(
+                "hidden by LIBTMUX_EXCLUDE_TOOLS; remove {name} from it to serve it"
+            ));
+        }
+        if !self.app.config.prompts_as_tools && prompts::TOOL_NAMES.contains(&name) {
+            return Some("served only with LIBTMUX_MCP_PROMPTS_AS_TOOLS=1".into());
+        }
+        let set = self.app.catalog.find(name)?.toolset;
+        let mut enabled: Vec<&str> = selection.toolsets.iter().map(|t| t.name()).collect();
+        enabled.push(set.name());
+        Some(format!(
+            "it is in the {set} toolset, which this server does not expose; set \
+             LIBTMUX_TOOLSETS={} (or LIBTMUX_TOOLS={name} for this tool alone) in the server's env",
+            enabled.join(",")
+        ))
+    }
+
+    /// The tools served, each with its toolset, in catalog order.
+    pub fn served(&self) -> Vec<(&'static str, Toolset)> {
+        self.exposed().map(|t| (t.name, t.toolset)).collect()
+    }
+
+    /// Detaches from every tmux server (see [`App::shutdown`]).
+    pub async fn shutdown(&self) {
+        self.app.shutdown().await;
+    }
+}
+
+pub(super) const INSTRUCTIONS: &str = include_str!("instructions.txt");
+
+impl Service for TmuxService {
+    fn implementation(&self) -> Implementation {
+        Implementation {
+            name: "tmux".into(),
+            title: Some("tmux-mcp".into()),
+            version: env!("CARGO_PKG_VERSION").into(),
+            website_url: None,
+        }
+    }
+
+    fn instructions(&self) -> String {
+        let mut text = INSTRUCTIONS.trim_end().to_owned();
+        text.push_str(&format!(
+            "\n\nToolsets: {} (of inspect, manage, execute, teardown), set by LIBTMUX_TOOLSETS. \
+             Hiding one shapes this list, not what a pane can run.\n\n\
+             suppress_history={}: run_command inherits it; send_keys and spawned shells do not.",
+            self.app.selection.describe(),
+            self.app.config.suppress_history
+        ));
+        if let Some(pane) = &self.app.config.caller.pane_id {
+            let extra = format!(
+                "\n\nAgent context: this MCP server runs inside tmux pane {pane}; results mark it is_caller=true."
+            );
+            if text.len() + extra.len() <= 2048 {
+                text.push_str(&extra);
+            }
+        }
+        text
+    }
+
+    fn tools(&self) -> Vec<Value> {
+        self.exposed().map(ToolDef::listing).collect()
+    }
+
+    fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        ctx: CallContext,
+    ) -> Option<BoxFuture<'static, CallToolResult>> {
+        let tool = self.exposed().find(|t| t.name == name)?;
+        Some(tool.call(self.app.clone(), arguments, ctx))
+    }
+
+    fn unknown_tool(&self, name: &str) -> String {
+        match self.hidden_because(name) {
+            Some(reason) => format!("Unknown tool: {name} ({reason})"),
+            None => format!("Unknown tool: {name}"),
+        }
+    }
+
+    fn features(&self) -> Features {
+        Features {
+            resources: true,
+            prompts: true,
+            completions: true,
+        }
+    }
+
+    fn resource_templates(&self) -> Vec<Value> {
+        resources::templates()
+    }
+
+    fn resources(&self) -> Vec<Value> {
+        resources::concrete()
+    }
+
+    fn read_resource(&self, uri: &str) -> BoxFuture<'static, Result<Vec<Value>, ServiceError>> {
+        Box::pin(resources::read(self.app.clone(), uri.to_owned()))
+    }
+
+    fn prompts(&self) -> Vec<Value> {
+        prompts::list()
+    }
+
+    fn get_prompt(&self, name: &str, arguments: Map<String, Value>) -> Result<Value, ServiceError> {
+        prompts::get(&self.app, name, arguments)
+    }
+
+    fn complete(&self, request: CompletionRequest) -> BoxFuture<'static, Vec<String>> {
+        Box::pin(resources::complete(self.app.clone(), request))
+    }
+}

@@ -1,0 +1,348 @@
+//! [`ToolDef`]: one tool, what `tools/list` says about it and the one
+//! call path every tool shares (arguments parsed, the socket resolved,
+//! the handler awaited, the call audited, the outcome encoded).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::schema::{compact, output_schema_of, schema_of};
+use super::server::Sock;
+use super::toolsets::Toolset;
+use super::{App, Target, ToolError, ToolResult, audit};
+use crate::mcp::{BoxFuture, CallContext, CallToolResult};
+
+/// MCP tool annotations (hints a client may use to auto-approve).
+#[derive(Clone, Copy, Debug)]
+pub struct Hints {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+/// Reads tmux state only.
+pub const READ: Hints = Hints {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+/// Creates something new; destroys nothing.
+pub const CREATE: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+};
+/// Delivers input to a program: it may do anything.
+pub const INPUT: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: true,
+};
+/// Changes tmux state (names, focus, layout, sizes) without destroying anything.
+pub const CHANGE: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+};
+/// Destroys tmux objects (and the processes in them).
+pub const DESTROY: Hints = Hints {
+    read_only: false,
+    destructive: true,
+    idempotent: true,
+    open_world: false,
+};
+
+/// Changes presentation (size, title, mode); repeating it changes nothing more.
+pub const ADJUST: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+
+impl Hints {
+    /// MCP annotations, stating only what differs from the spec's defaults
+    /// (`readOnlyHint: false`, `destructiveHint: true`, `idempotentHint:
+    /// false`, `openWorldHint: true`); the destructive and idempotent hints
+    /// only mean something for a tool that is not read-only.
+    pub fn annotations(&self) -> Value {
+        let mut out = Map::new();
+        if self.read_only {
+            out.insert("readOnlyHint".into(), json!(true));
+        } else {
+            if !self.destructive {
+                out.insert("destructiveHint".into(), json!(false));
+            }
+            if self.idempotent {
+                out.insert("idempotentHint".into(), json!(true));
+            }
+        }
+        if !self.open_world {
+            out.insert("openWorldHint".into(), json!(false));
+        }
+        Value::Object(out)
+    }
+}
+
+/// A tool's handler, in one of two shapes: `(app, target, args, ctx)` for
+/// a tool that talks to one tmux server (the wrapper resolves the call's
+/// `socket_name` into the [`Target`] first, so its arguments must include
+/// `socket_name`), or `(app, args, ctx)` for a tool no single server is
+/// the target of (it scans them, calls other tools, or touches none).
+pub trait Handler<A, O, Shape>: Send + Sync + 'static {
+    /// Whether the call's socket is resolved for the handler.
+    const TARGETED: bool;
+    fn run(
+        &self,
+        app: Arc<App>,
+        args: A,
+        socket_name: Option<String>,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, ToolResult<O>>;
+}
+
+/// The shape of a handler that receives its [`Target`].
+pub struct OnTarget;
+/// The shape of a handler that resolves no socket.
+pub struct Untargeted;
+
+impl<A, O, F, Fut> Handler<A, O, OnTarget> for F
+where
+    F: Fn(Arc<App>, Target, A, CallContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ToolResult<O>> + Send + 'static,
+{
+    const TARGETED: bool = true;
+    fn run(
+        &self,
+        app: Arc<App>,
+        args: A,
+        socket: Option<String>,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, ToolResult<O>> {
+        let started = app
+            .socket(socket.as_deref())
+            .map(|target| self(app, target, args, ctx));
+        Box::pin(async move { started?.await })
+    }
+}
+
+impl<A, O, F, Fut> Handler<A, O, Untargeted> for F
+where
+    F: Fn(Arc<App>, A, CallContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ToolResult<O>> + Send + 'static,
+{
+    const TARGETED: bool = false;
+    fn run(
+        &self,
+        app: Arc<App>,
+        args: A,
+        _: Option<String>,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, ToolResult<O>> {
+        Box::pin(self(app, args, ctx))
+    }
+}
+
+type Call =
+    Box<dyn Fn(Arc<App>, Value, CallContext) -> BoxFuture<'static, CallToolResult> + Send + Sync>;
+
+/// One tool: what `tools/list` says about it and how to call it. Nothing
+/// else in the server is keyed by a tool's name.
+pub struct ToolDef {
+    pub name: &'static str,
+    /// Which toolset exposes it (`LIBTMUX_TOOLSETS`).
+    pub toolset: Toolset,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub hints: Hints,
+    pub input_schema: Value,
+    pub output_schema: Value,
+    /// It enforces its own wait ceiling, so a read batch refuses it.
+    pub own_wait_ceiling: bool,
+    call: Call,
+}
+
+impl ToolDef {
+    /// Builds a tool from a typed handler (see [`Handler`] for its shapes).
+    pub fn new<A, O, Shape, H>(
+        name: &'static str,
+        toolset: Toolset,
+        title: &'static str,
+        description: &'static str,
+        hints: Hints,
+        handler: H,
+    ) -> ToolDef
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + JsonSchema + 'static,
+        H: Handler<A, O, Shape>,
+    {
+        let mut input_schema = schema_of::<A>();
+        compact(&mut input_schema, false);
+        // Unknown arguments are refused, never dropped. serde cannot do it
+        // for flattened argument groups, so the schema's own list decides
+        // (the catalog does not spell it out: see `compact`).
+        let known: Arc<Vec<String>> = Arc::new(
+            input_schema["properties"]
+                .as_object()
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default(),
+        );
+        // A targeted tool without `socket_name` would always use the
+        // default server; an untargeted one with it would ignore it.
+        assert_eq!(
+            known.iter().any(|k| k == "socket_name"),
+            H::TARGETED,
+            "{name}: a tool takes socket_name exactly when its handler takes a Target"
+        );
+        let (output_schema, wrapped) = output_schema_of::<O>();
+        let handler = Arc::new(handler);
+        let call: Call = Box::new(move |app, args, ctx| {
+            let handler = handler.clone();
+            let known = known.clone();
+            Box::pin(async move {
+                let started = std::time::Instant::now();
+                let audit = app.config.audit;
+                let raw = if audit { args.clone() } else { Value::Null };
+                let outcome = match parse_args::<A>(name, &known, args) {
+                    Ok((args, socket_name)) => handler.run(app, args, socket_name, ctx).await,
+                    Err(e) => Err(e),
+                };
+                let millis = started.elapsed().as_secs_f64() * 1000.0;
+                if audit {
+                    audit::record(name, &raw, outcome.as_ref().err().map(|e| e.kind), millis);
+                }
+                match outcome {
+                    Ok(out) => to_result(out, wrapped),
+                    Err(e) => e.into_result(),
+                }
+            })
+        });
+        ToolDef {
+            name,
+            toolset,
+            title,
+            description,
+            hints,
+            input_schema,
+            output_schema,
+            own_wait_ceiling: false,
+            call,
+        }
+    }
+
+    /// Marks a tool that enforces its own wait ceiling: a read batch
+    /// refuses it (batching would multiply that ceiling).
+    pub fn with_own_wait_ceiling(mut self) -> ToolDef {
+        self.own_wait_ceiling = true;
+        self
+    }
+
+    /// Advertises `value` as the default of the optional boolean argument
+    /// `arg` (for a default the configuration sets).
+    pub fn with_boolean_default(mut self, arg: &str, value: bool) -> ToolDef {
+        let name = self.name;
+        let property = self.input_schema["properties"]
+            .get_mut(arg)
+            .unwrap_or_else(|| panic!("{name} has no argument {arg}"));
+        property["type"] = json!("boolean");
+        property["default"] = json!(value);
+        self
+    }
+
+    /// Starts a call of this tool.
+    pub fn call(
+        &self,
+        app: Arc<App>,
+        arguments: Value,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, CallToolResult> {
+        (self.call)(app, arguments, ctx)
+    }
+
+    /// The `tools/list` entry.
+    pub fn listing(&self) -> Value {
+        json!({
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "annotations": self.hints.annotations(),
+        })
+    }
+}
+
+/// Arguments are decoded in exactly this one place, with the
+/// `socket_name` the wrapper resolves (its type is checked as part of `A`).
+fn parse_args<A: DeserializeOwned>(
+    tool: &str,
+    known: &[String],
+    args: Value,
+) -> Result<(A, Option<String>), ToolError> {
+    let args = if args.is_null() {
+        Value::Object(Map::new())
+    } else {
+        args
+    };
+    let Some(object) = args.as_object() else {
+        return Err(ToolError::invalid(format!(
+            "Invalid arguments for {tool}: arguments must be an object"
+        )));
+    };
+    let unknown: Vec<&str> = object
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !known.iter().any(|n| n == k))
+        .collect();
+    if !unknown.is_empty() {
+        let unknown = unknown.join(", ");
+        return Err(ToolError::invalid(format!(
+            "Invalid arguments for {tool}: unknown argument(s) {unknown}"
+        ))
+        .suggest(format!(
+            "Remove or correct the unrecognized argument(s): {unknown}. Valid arguments: {}.",
+            known.join(", ")
+        )));
+    }
+    let invalid =
+        |e: serde_json::Error| ToolError::invalid(format!("Invalid arguments for {tool}: {e}"));
+    let sock = Sock::deserialize(&args);
+    let args = serde_json::from_value(args).map_err(invalid)?;
+    Ok((args, sock.map_err(invalid)?.socket_name))
+}
+
+fn to_result<O: Serialize>(out: O, wrapped: bool) -> CallToolResult {
+    let value = match serde_json::to_value(&out) {
+        Ok(v) => v,
+        Err(e) => return CallToolResult::error(format!("could not encode the result: {e}")),
+    };
+    if !wrapped {
+        return CallToolResult::structured(value);
+    }
+    match value {
+        Value::String(text) => CallToolResult::wrapped_text(text),
+        other => {
+            // The text copy is the bare value; an empty list has no text
+            // block at all, as the reference sends it.
+            let text = serde_json::to_string(&other).unwrap_or_default();
+            let empty = other.as_array().is_some_and(Vec::is_empty);
+            let mut result = CallToolResult::structured(json!({ "result": other }));
+            result.content = if empty {
+                Vec::new()
+            } else {
+                vec![json!({ "type": "text", "text": text })]
+            };
+            result
+        }
+    }
+}
