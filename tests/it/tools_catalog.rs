@@ -269,3 +269,48 @@ fn reference_defaults_are_advertised() {
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// `run_command`'s registration advertises the configured default.
+#[test]
+fn run_command_advertises_the_configured_suppress_history_default() {
+    for (setting, expected) in [(None, true), (Some("0"), false), (Some("1"), true)] {
+        let (config, _) = Config::from_vars(|v| {
+            (v == "LIBTMUX_SUPPRESS_HISTORY")
+                .then(|| setting.map(str::to_owned))
+                .flatten()
+        })
+        .expect("config");
+        let tools = TmuxService::new(App::new(config)).tools();
+        let run = tools.iter().find(|t| t["name"] == "run_command").unwrap();
+        let property = &run["inputSchema"]["properties"]["suppress_history"];
+        assert_eq!(property["default"], expected, "{setting:?}");
+        assert_eq!(property["type"], "boolean");
+    }
+}
+
+/// A read batch reaches the catalog's tools minus the excluded ones, and
+/// refuses by each tool's own ToolDef (no tmux is touched: every row is
+/// refused before it runs).
+#[tokio::test]
+async fn a_batch_refuses_by_the_tools_own_definition() {
+    use tmux_mcp::mcp::CallContext;
+    use tmux_mcp::tools::toolsets::Selection;
+    let (config, _) = Config::from_vars(|_| None).expect("default config");
+    let mut selection = Selection::default();
+    selection.exclude.insert("list_sessions".into());
+    let service = TmuxService::new(App::with_selection(config, selection));
+    let operations: Vec<Value> = ["list_sessions", "wait_for_channel", "split_window"]
+        .iter()
+        .map(|tool| serde_json::json!({ "tool": tool }))
+        .collect();
+    let args = serde_json::json!({ "operations": operations, "on_error": "continue" });
+    let result = service
+        .call_tool("call_read_tools_batch", args, CallContext::detached())
+        .expect("served")
+        .await;
+    let rows = &result.structured_content.expect("structured")["results"];
+    let errors: Vec<&str> = (0..3).map(|i| rows[i]["error"].as_str().unwrap()).collect();
+    assert_eq!(errors[0], "Unknown tool: 'list_sessions'");
+    assert!(errors[1].contains("own wait ceiling"), "{}", errors[1]);
+    assert!(errors[2].contains("not an 'inspect' tool"), "{}", errors[2]);
+}
