@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::toolsets::Toolset;
 use super::{App, READ, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
-use crate::mcp::{CallContext, CallToolResult};
+use crate::mcp::CallContext;
 
 pub const NAME: &str = "call_read_tools_batch";
 const MAX_OPERATIONS: usize = 1000;
@@ -120,51 +120,6 @@ fn nested<'a>(app: &'a App, tool: &str) -> Result<&'a ToolDef, String> {
     Ok(def)
 }
 
-/// The row of one operation: refused (`Err`, the reason) or called.
-fn row(
-    index: usize,
-    tool: String,
-    outcome: Result<CallToolResult, String>,
-    started: Instant,
-) -> ToolCallOperationResult {
-    match outcome {
-        Err(message) => ToolCallOperationResult {
-            index: index as i64,
-            tool,
-            success: false,
-            error: Some(message),
-            content: Vec::new(),
-            structured_content: None,
-            meta: None,
-            elapsed_seconds: started.elapsed().as_secs_f64(),
-        },
-        Ok(result) => {
-            let error = result.is_error.then(|| {
-                result
-                    .content
-                    .first()
-                    .and_then(|c| c["text"].as_str())
-                    .unwrap_or_default()
-                    .to_owned()
-            });
-            ToolCallOperationResult {
-                index: index as i64,
-                tool,
-                success: !result.is_error,
-                content: unrepeated(
-                    result.content,
-                    result.structured_content.is_some(),
-                    error.as_deref(),
-                ),
-                error,
-                structured_content: result.structured_content,
-                meta: result.meta,
-                elapsed_seconds: started.elapsed().as_secs_f64(),
-            }
-        }
-    }
-}
-
 async fn call_read_tools_batch(
     app: Arc<App>,
     args: BatchArgs,
@@ -195,7 +150,42 @@ async fn call_read_tools_batch(
                 .call(app.clone(), Value::Object(op.arguments), ctx.clone())
                 .await),
         };
-        let row = row(index, op.tool, outcome, started);
+        let row = match outcome {
+            Err(message) => ToolCallOperationResult {
+                index: index as i64,
+                tool: op.tool,
+                success: false,
+                error: Some(message),
+                content: Vec::new(),
+                structured_content: None,
+                meta: None,
+                elapsed_seconds: started.elapsed().as_secs_f64(),
+            },
+            Ok(result) => {
+                let error = result.is_error.then(|| {
+                    result
+                        .content
+                        .first()
+                        .and_then(|c| c["text"].as_str())
+                        .unwrap_or_default()
+                        .to_owned()
+                });
+                ToolCallOperationResult {
+                    index: index as i64,
+                    tool: op.tool,
+                    success: !result.is_error,
+                    content: unrepeated(
+                        result.content,
+                        result.structured_content.is_some(),
+                        error.as_deref(),
+                    ),
+                    error,
+                    structured_content: result.structured_content,
+                    meta: result.meta,
+                    elapsed_seconds: started.elapsed().as_secs_f64(),
+                }
+            }
+        };
         let failed = !row.success;
         // The response carries every row twice (structured and text). Rows
         // are measured once, as they come; past the bound the oldest rows
