@@ -3,15 +3,17 @@
 //! command it receives. No tmux needed: these tests pin what the server sends
 //! to tmux and how it reads the replies.
 
-use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tokio::process::{Child, Command};
+use tokio::time::timeout;
+
+use crate::support::mcp::McpClient;
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -133,37 +135,29 @@ impl Drop for Fake {
     }
 }
 
-/// The binary under test with its stdio; killed on drop.
+/// The binary under test, spoken to with the shared wire client; killed
+/// on drop.
 struct Server {
+    wire: McpClient,
     child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    next_id: u64,
     fake: Fake,
 }
 
 impl Server {
     /// Starts `tmux-mcp` on the fake with `fixtures/fake/<scenario>.json`
     /// and completes the MCP handshake.
-    fn start(scenario: &str) -> Server {
+    async fn start(scenario: &str) -> Server {
         let mut server = Server::spawn(scenario);
-        let init = server.request(
-            "initialize",
-            json!({
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "server_fake", "version": "0"}
-            }),
-        );
-        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
-        server.notify("notifications/initialized", json!({}));
+        let init = server.wire.initialize("2025-06-18").await;
+        assert_eq!(init["protocolVersion"], "2025-06-18", "{init}");
         server
     }
 
     fn spawn(scenario: &str) -> Server {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let fake = Fake::new();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tmux-mcp"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tmux-mcp"));
+        command
             .env("LIBTMUX_TMUX_BIN", root.join("tests/fake-tmux.py"))
             .env("LIBTMUX_SOCKET", "fake")
             .env("LIBTMUX_TOOLSETS", "inspect,manage,execute,teardown")
@@ -177,73 +171,21 @@ impl Server {
             )
             .env("FAKE_TMUX_LOG", &fake.log)
             .env("FAKE_TMUX_EVENTS", fake.dir.join("events.sock"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn tmux-mcp");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Server {
-            stdin: child.stdin.take(),
-            child,
-            lines,
-            next_id: 1,
-            fake,
-        }
-    }
-
-    fn send(&mut self, message: &Value) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{message}").expect("write to tmux-mcp");
-        stdin.flush().unwrap();
-    }
-
-    fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+            .stderr(Stdio::inherit());
+        let (wire, child) = McpClient::spawn(command, TIMEOUT);
+        Server { wire, child, fake }
     }
 
     /// Sends a request and returns the response with its id; other messages
     /// (notifications) are skipped. Panics after `TIMEOUT`.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = match self.lines.recv_timeout(left) {
-                Ok(line) => line,
-                Err(RecvTimeoutError::Timeout) => panic!("no response to {method} #{id}"),
-                Err(RecvTimeoutError::Disconnected) => panic!("tmux-mcp closed stdout"),
-            };
-            let message: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("stdout is not JSON-RPC ({e}): {line}"));
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
-    }
-
-    /// `tools/call`, returning the CallToolResult.
-    fn call(&mut self, name: &str, args: Value) -> Value {
-        let response = self.request("tools/call", json!({"name": name, "arguments": args}));
-        assert!(response.get("error").is_none(), "{name}: {response}");
-        response["result"].clone()
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.wire.answer(method, params).await
     }
 
     /// A call that must succeed; its structuredContent (unwrapped from
     /// `{"result": …}`).
-    fn ok(&mut self, name: &str, args: Value) -> Value {
-        let result = self.call(name, args);
+    async fn ok(&mut self, name: &str, args: Value) -> Value {
+        let result = self.wire.call(name, args).await;
         assert!(
             !result["isError"].as_bool().unwrap_or(false),
             "{name}: {result}"
@@ -256,8 +198,8 @@ impl Server {
     }
 
     /// A call that must fail with a tool error; its text.
-    fn err(&mut self, name: &str, args: Value) -> String {
-        let result = self.call(name, args);
+    async fn err(&mut self, name: &str, args: Value) -> String {
+        let result = self.wire.call(name, args).await;
         assert!(
             result["isError"].as_bool().unwrap_or(false),
             "{name}: {result}"
@@ -266,33 +208,20 @@ impl Server {
     }
 
     /// Closes stdin and waits (bounded) for the process to exit.
-    fn close(&mut self) -> ExitStatus {
-        drop(self.stdin.take());
+    async fn close(&mut self) -> ExitStatus {
         // stdout reaches EOF when the process has gone.
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(_) => continue,
-                Err(RecvTimeoutError::Disconnected) => break,
-                Err(RecvTimeoutError::Timeout) => panic!("tmux-mcp did not exit on stdin EOF"),
-            }
-        }
-        self.child.wait().expect("wait tmux-mcp")
+        self.wire.close().await;
+        timeout(TIMEOUT, self.child.wait())
+            .await
+            .expect("tmux-mcp exits on stdin EOF")
+            .expect("wait tmux-mcp")
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-#[test]
-fn initialize_and_list_tools() {
-    let mut server = Server::start("basic");
-    let list = server.request("tools/list", json!({}));
+#[tokio::test]
+async fn initialize_and_list_tools() {
+    let mut server = Server::start("basic").await;
+    let list = server.request("tools/list", json!({})).await;
     let tools = list["result"]["tools"].as_array().expect("tools");
     let catalog: Value = serde_json::from_str(include_str!("../../protocol/tools.json")).unwrap();
     assert_eq!(
@@ -319,10 +248,10 @@ fn initialize_and_list_tools() {
     assert_eq!(server.fake.records().len(), 0);
 }
 
-#[test]
-fn lists_are_parsed_from_the_replies() {
-    let mut server = Server::start("basic");
-    let sessions = server.ok("list_sessions", json!({}));
+#[tokio::test]
+async fn lists_are_parsed_from_the_replies() {
+    let mut server = Server::start("basic").await;
+    let sessions = server.ok("list_sessions", json!({})).await;
     assert_eq!(
         sessions,
         json!([
@@ -333,7 +262,7 @@ fn lists_are_parsed_from_the_replies() {
         ])
     );
 
-    let panes = server.ok("list_panes", json!({}));
+    let panes = server.ok("list_panes", json!({})).await;
     let panes = panes.as_array().expect("pane list");
     assert_eq!(panes.len(), 2, "{panes:?}");
     assert_eq!(panes[0]["pane_id"], "%1");
@@ -346,7 +275,9 @@ fn lists_are_parsed_from_the_replies() {
     assert_eq!(panes[1]["pane_current_path"], "/tmp/a\tb");
     assert_eq!(panes[1]["pane_title"], "two\nlines");
     assert_eq!(panes[1]["window_id"], "@2");
-    let by_session = server.ok("list_panes", json!({"session_name": "we ird"}));
+    let by_session = server
+        .ok("list_panes", json!({"session_name": "we ird"}))
+        .await;
     assert_eq!(by_session.as_array().unwrap().len(), 1);
     assert_eq!(by_session[0]["pane_id"], "%4");
 
@@ -371,18 +302,18 @@ fn lists_are_parsed_from_the_replies() {
     server.fake.assert_harmless();
 }
 
-#[test]
-fn capture_pane_reads_and_reports_missing_panes() {
-    let mut server = Server::start("basic");
-    let missing = server.err("capture_pane", json!({"pane_id": "%9"}));
+#[tokio::test]
+async fn capture_pane_reads_and_reports_missing_panes() {
+    let mut server = Server::start("basic").await;
+    let missing = server.err("capture_pane", json!({"pane_id": "%9"})).await;
     assert!(missing.contains("Pane not found"), "{missing}");
     assert!(missing.contains("%9"), "{missing}");
 
-    let text = server.ok("capture_pane", json!({"pane_id": "%1"}));
+    let text = server.ok("capture_pane", json!({"pane_id": "%1"})).await;
     assert_eq!(text, "$ echo hi\nhi\n$ ");
 
     // A command the scenario does not know fails loudly, naming the line.
-    let unknown = server.err("get_pane_info", json!({"pane_id": "%1"}));
+    let unknown = server.err("get_pane_info", json!({"pane_id": "%1"})).await;
     assert!(
         unknown.contains("fake-tmux: no rule for display-message -p -t '%1'"),
         "{unknown}"
@@ -394,11 +325,13 @@ fn capture_pane_reads_and_reports_missing_panes() {
     server.fake.assert_harmless();
 }
 
-#[test]
-fn send_keys_sends_hostile_text_as_one_quoted_argument() {
-    let mut server = Server::start("basic");
+#[tokio::test]
+async fn send_keys_sends_hostile_text_as_one_quoted_argument() {
+    let mut server = Server::start("basic").await;
     let hostile = "'; kill-server; #{pane_id} $HOME \n";
-    let sent = server.ok("send_keys", json!({"pane_id": "%1", "keys": hostile}));
+    let sent = server
+        .ok("send_keys", json!({"pane_id": "%1", "keys": hostile}))
+        .await;
     assert_eq!(sent, "Keys sent to pane %1");
 
     let cmds: Vec<Value> = server
@@ -424,12 +357,13 @@ fn send_keys_sends_hostile_text_as_one_quoted_argument() {
     server.fake.assert_harmless();
 }
 
-#[test]
-fn a_client_that_exits_is_replaced_and_the_call_in_flight_resent() {
-    let mut server = Server::start("reconnect");
+#[tokio::test]
+async fn a_client_that_exits_is_replaced_and_the_call_in_flight_resent() {
+    let mut server = Server::start("reconnect").await;
     assert_eq!(
         server
             .ok("list_sessions", json!({}))
+            .await
             .as_array()
             .unwrap()
             .len(),
@@ -439,7 +373,7 @@ fn a_client_that_exits_is_replaced_and_the_call_in_flight_resent() {
     // client's session goes away under it: the call in flight changes
     // nothing, so it is sent again on a new client and succeeds.
     assert_eq!(
-        server.ok("capture_pane", json!({"pane_id": "%1"})),
+        server.ok("capture_pane", json!({"pane_id": "%1"})).await,
         "after reattach"
     );
     assert_eq!(server.fake.count("exit"), 1);
@@ -459,14 +393,14 @@ fn a_client_that_exits_is_replaced_and_the_call_in_flight_resent() {
     server.fake.assert_harmless();
 }
 
-#[test]
-fn stdin_eof_exits_cleanly_and_detaches() {
-    let mut server = Server::start("basic");
-    server.ok("list_sessions", json!({}));
+#[tokio::test]
+async fn stdin_eof_exits_cleanly_and_detaches() {
+    let mut server = Server::start("basic").await;
+    server.ok("list_sessions", json!({})).await;
     let attach = server.fake.records()[1].clone();
     assert_eq!(attach["kind"], "attach");
 
-    let status = server.close();
+    let status = server.close().await;
     assert!(status.success(), "{status:?}");
     // The control client was detached by closing its stdin, not killed.
     let pid = attach["pid"].clone();
@@ -481,11 +415,11 @@ fn stdin_eof_exits_cleanly_and_detaches() {
 /// The wait path on a scripted stream: output that arrived before the entry
 /// capture's `%begin` is already on screen and must not count; output after
 /// it is new (escape sequences removed before matching).
-#[test]
-fn wait_for_text_counts_only_output_after_the_sync_point() {
-    let mut server = Server::start("wait");
+#[tokio::test]
+async fn wait_for_text_counts_only_output_after_the_sync_point() {
+    let mut server = Server::start("wait").await;
     let args = json!({"pane_id": "%1", "patterns": ["READY-\\d"], "regex": true, "timeout": 5});
-    let result = server.ok("wait_for_text", args);
+    let result = server.ok("wait_for_text", args).await;
     assert_eq!(result["found"], true, "{result}");
     assert_eq!(result["matched_lines"], json!(["late READY-2"]));
     assert_eq!(result["matched_at_entry"], false);
@@ -495,11 +429,11 @@ fn wait_for_text_counts_only_output_after_the_sync_point() {
 /// The run path on a scripted stream: status and output come from the
 /// markers the shell prints, split across `%output` lines, never from the
 /// echo of the typed text.
-#[test]
-fn run_command_reads_status_and_output_between_markers() {
-    let mut server = Server::start("wait");
+#[tokio::test]
+async fn run_command_reads_status_and_output_between_markers() {
+    let mut server = Server::start("wait").await;
     let args = json!({"pane_id": "%1", "command": "echo hello", "timeout": 5});
-    let result = server.ok("run_command", args);
+    let result = server.ok("run_command", args).await;
     assert_eq!(result["exit_status"], 3, "{result}");
     assert_eq!(result["output"], json!(["hello", "no newline"]));
     assert_eq!(result["timed_out"], false);
@@ -514,11 +448,11 @@ fn run_command_reads_status_and_output_between_markers() {
 /// Output lost before it was read (a `%pause`, a reconnect) leaves a gap in
 /// the pane's recording; a wait then matches the rendered screen instead,
 /// so text printed in the gap is still found.
-#[test]
-fn a_gap_in_the_output_is_covered_by_the_screen() {
-    let mut server = Server::start("gap");
+#[tokio::test]
+async fn a_gap_in_the_output_is_covered_by_the_screen() {
+    let mut server = Server::start("gap").await;
     let args = json!({"pane_id": "%1", "patterns": ["DONE-9"], "timeout": 5});
-    let result = server.ok("wait_for_text", args);
+    let result = server.ok("wait_for_text", args).await;
     assert_eq!(result["found"], true, "{result}");
     assert_eq!(
         result["matched_lines"],

@@ -11,7 +11,8 @@
 //!   (`tools_catalog`) and the prompts (`prompts`).
 //!
 //! Shared support (`tests/support/`): `PrivateTmux`, a tmux server of the
-//! test's own that is always killed, and the tool-call helpers.
+//! test's own that is always killed, the tool-call helpers, and `mcp`, the
+//! one MCP client on the wire (to `serve` in memory or the binary's stdio).
 
 #[path = "../support/mod.rs"]
 mod support;

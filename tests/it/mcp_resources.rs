@@ -6,13 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
+use tmux_mcp::mcp::server::DEFAULT_MAX_QUEUED;
 use tmux_mcp::mcp::{
     BoxFuture, CallContext, CallToolResult, CompletionRef, CompletionRequest, Features,
-    Implementation, Service, ServiceError, serve,
+    Implementation, Service, ServiceError,
 };
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::{Notify, mpsc};
 use tokio::time::timeout;
+
+use crate::support::mcp::{McpClient, error_code, wraps_wire_client};
 
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -115,17 +117,17 @@ impl Service for Fake {
     }
 }
 
+/// The shared wire client, with the fake's release and notes.
 struct Client {
-    input: DuplexStream,
-    output: BufReader<DuplexStream>,
+    wire: McpClient,
     release: Arc<Notify>,
     notes: mpsc::UnboundedReceiver<String>,
 }
 
+wraps_wire_client!(Client);
+
 impl Client {
     fn start(features: Features) -> Client {
-        let (input, server_input) = tokio::io::duplex(1 << 16);
-        let (server_output, output) = tokio::io::duplex(1 << 16);
         let release = Arc::new(Notify::new());
         let (tx, notes) = mpsc::unbounded_channel();
         let service = Arc::new(Fake {
@@ -133,10 +135,9 @@ impl Client {
             release: release.clone(),
             notes: tx,
         });
-        tokio::spawn(serve(server_input, server_output, service, 1 << 16));
+        let (wire, _) = McpClient::serve(service, 1 << 16, DEFAULT_MAX_QUEUED, WAIT);
         Client {
-            input,
-            output: BufReader::new(output),
+            wire,
             release,
             notes,
         }
@@ -150,34 +151,12 @@ impl Client {
         (client, r["result"].clone())
     }
 
-    async fn send(&mut self, id: Value, method: &str, params: Value) {
-        let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        let mut bytes = serde_json::to_vec(&line).unwrap();
-        bytes.push(b'\n');
-        self.input.write_all(&bytes).await.unwrap();
-    }
-
-    async fn recv(&mut self) -> Value {
-        let mut line = String::new();
-        timeout(WAIT, self.output.read_line(&mut line))
-            .await
-            .expect("answer in time")
-            .unwrap();
-        serde_json::from_str(&line).expect("JSON line")
-    }
-
-    async fn request(&mut self, id: impl Into<Value>, method: &str, params: Value) -> Value {
-        let id = id.into();
-        self.send(id.clone(), method, params).await;
-        let r = self.recv().await;
-        assert_eq!(r["id"], id, "{r}");
-        r
-    }
-
     async fn error(&mut self, method: &str, params: Value) -> (i64, String) {
         let r = self.request("e", method, params).await;
-        let code = r["error"]["code"].as_i64().unwrap_or_else(|| panic!("{r}"));
-        (code, r["error"]["message"].as_str().unwrap().to_owned())
+        (
+            error_code(&r),
+            r["error"]["message"].as_str().unwrap().to_owned(),
+        )
     }
 }
 
@@ -324,7 +303,7 @@ async fn a_2026_read_answers_not_found_as_invalid_params_and_is_cacheable() {
 async fn a_slow_read_runs_apart_and_can_be_cancelled() {
     let (mut client, _) = Client::started(ALL).await;
     client
-        .send(
+        .send_request(
             json!("slow"),
             "resources/read",
             json!({ "uri": "fake://slow" }),
@@ -338,16 +317,15 @@ async fn a_slow_read_runs_apart_and_can_be_cancelled() {
     let r = client.request(1, "ping", json!({})).await;
     assert_eq!(r["result"], json!({}));
     // Cancelled: its answer never comes, even once it finishes.
-    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": "slow" } });
-    let mut bytes = serde_json::to_vec(&cancel).unwrap();
-    bytes.push(b'\n');
-    client.input.write_all(&bytes).await.unwrap();
+    client
+        .notify("notifications/cancelled", json!({ "requestId": "slow" }))
+        .await;
     client.release.notify_one();
     let r = client.request(2, "ping", json!({})).await;
     assert_eq!(r["result"], json!({}));
     // A second slow read answers normally when released.
     client
-        .send(
+        .send_request(
             json!("slow2"),
             "resources/read",
             json!({ "uri": "fake://slow" }),

@@ -13,10 +13,12 @@ use serde_json::{Value, json};
 use tmux_mcp::mcp::{
     BoxFuture, CallContext, CallToolResult, Implementation, LogLevel, Service, serve, serve_with,
 };
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
+
+use crate::support::mcp::{McpClient, error_code, wraps_wire_client};
 
 const WAIT: Duration = Duration::from_secs(5);
 const MAX_LINE: usize = 1024;
@@ -112,13 +114,15 @@ impl Service for FakeService {
     }
 }
 
+/// The shared wire client, with the fake service's notes and its server task.
 struct Client {
-    input: Option<DuplexStream>,
-    output: BufReader<DuplexStream>,
+    wire: McpClient,
     notes: mpsc::UnboundedReceiver<String>,
     leak_trigger: Arc<Notify>,
     server: JoinHandle<anyhow::Result<()>>,
 }
+
+wraps_wire_client!(Client);
 
 impl Client {
     fn start() -> Client {
@@ -127,24 +131,15 @@ impl Client {
 
     /// A server whose output queue is bounded at `max_queued` bytes.
     fn start_with(max_queued: usize) -> Client {
-        let (input, server_input) = tokio::io::duplex(1 << 16);
-        let (server_output, output) = tokio::io::duplex(1 << 16);
         let (notes_tx, notes) = mpsc::unbounded_channel();
         let leak_trigger = Arc::new(Notify::new());
         let service = Arc::new(FakeService {
             notes: notes_tx,
             leak_trigger: leak_trigger.clone(),
         });
-        let server = tokio::spawn(serve_with(
-            server_input,
-            server_output,
-            service,
-            MAX_LINE,
-            max_queued,
-        ));
+        let (wire, server) = McpClient::serve(service, MAX_LINE, max_queued, WAIT);
         Client {
-            input: Some(input),
-            output: BufReader::new(output),
+            wire,
             notes,
             leak_trigger,
             server,
@@ -157,78 +152,8 @@ impl Client {
 
     async fn started_with(max_queued: usize) -> Client {
         let mut client = Client::start_with(max_queued);
-        let r = client
-            .request(
-                0,
-                "initialize",
-                json!({ "protocolVersion": "2025-11-25", "capabilities": {} }),
-            )
-            .await;
-        assert!(r.get("result").is_some(), "{r}");
+        client.initialize("2025-11-25").await;
         client
-            .send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
-            .await;
-        client
-    }
-
-    async fn send_raw(&mut self, bytes: &[u8]) {
-        let input = self.input.as_mut().expect("input open");
-        input.write_all(bytes).await.unwrap();
-        input.write_all(b"\n").await.unwrap();
-    }
-
-    async fn send(&mut self, message: Value) {
-        self.send_raw(serde_json::to_string(&message).unwrap().as_bytes())
-            .await;
-    }
-
-    async fn send_request(&mut self, id: impl Into<Value>, method: &str, params: Value) {
-        self.send(json!({ "jsonrpc": "2.0", "id": id.into(), "method": method, "params": params }))
-            .await;
-    }
-
-    /// The next line the server writes, parsed; `None` at EOF.
-    async fn next(&mut self) -> Option<Value> {
-        let mut line = String::new();
-        let n = timeout(WAIT, self.output.read_line(&mut line))
-            .await
-            .expect("server answered in time")
-            .unwrap();
-        if n == 0 {
-            return None;
-        }
-        assert!(
-            line.ends_with('\n') && !line[..line.len() - 1].contains('\n'),
-            "one message per line: {line:?}"
-        );
-        Some(
-            serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}")),
-        )
-    }
-
-    async fn recv(&mut self) -> Value {
-        self.next().await.expect("a message, not EOF")
-    }
-
-    async fn request(&mut self, id: impl Into<Value>, method: &str, params: Value) -> Value {
-        let id = id.into();
-        self.send_request(id.clone(), method, params).await;
-        let r = self.recv().await;
-        assert_eq!(r["id"], id, "answer to {method}: {r}");
-        r
-    }
-
-    /// Proves the server sent nothing since the last message read: a ping's
-    /// answer must be the very next line.
-    async fn assert_quiet(&mut self) {
-        self.send_request("quiet?", "ping", json!({})).await;
-        let r = self.recv().await;
-        assert_eq!(
-            r,
-            json!({ "jsonrpc": "2.0", "id": "quiet?", "result": {} }),
-            "expected only the ping answer"
-        );
     }
 
     async fn note(&mut self) -> String {
@@ -240,23 +165,13 @@ impl Client {
 
     /// Closes the input and waits for `serve` to return.
     async fn finish(&mut self) -> Vec<Value> {
-        drop(self.input.take());
-        let mut rest = Vec::new();
-        while let Some(message) = self.next().await {
-            rest.push(message);
-        }
+        let rest = self.close().await;
         let result = timeout(WAIT, &mut self.server)
             .await
             .expect("serve returned promptly after EOF");
         result.unwrap().expect("serve returned Ok");
         rest
     }
-}
-
-fn error_code(r: &Value) -> i64 {
-    r["error"]["code"]
-        .as_i64()
-        .unwrap_or_else(|| panic!("not an error: {r}"))
 }
 
 fn init_params(version: Value) -> Value {
@@ -1014,9 +929,7 @@ async fn eof_flushes_answers_already_queued() {
 #[tokio::test]
 async fn eof_without_trailing_newline_still_serves_the_last_line() {
     let mut c = Client::start();
-    c.input
-        .as_mut()
-        .unwrap()
+    c.input()
         .write_all(br#"{"jsonrpc":"2.0","id":"last","method":"ping"}"#)
         .await
         .unwrap();

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::PrivateTmux;
+use crate::support::mcp::McpClient;
 use serde_json::{Map, Value, json};
-use tmux_mcp::mcp::{CompletionRef, CompletionRequest, Service, ServiceError, serve};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tmux_mcp::mcp::server::DEFAULT_MAX_QUEUED;
+use tmux_mcp::mcp::{CompletionRef, CompletionRequest, Service, ServiceError};
 
 async fn read(service: &impl Service, uri: &str) -> Result<(String, String), ServiceError> {
     let contents = service.read_resource(uri).await?;
@@ -389,62 +390,62 @@ async fn completion_from_live_tmux() {
 async fn wire_errors_with_the_real_service() {
     let tmux = PrivateTmux::start();
     let service = Arc::new(tmux.service());
-    let (mut input, server_input) = tokio::io::duplex(1 << 16);
-    let (server_output, output) = tokio::io::duplex(1 << 16);
-    tokio::spawn(serve(server_input, server_output, service, 1 << 20));
-    let mut output = BufReader::new(output);
-    let mut rpc = async |id: i64, method: &str, params: Value| -> Value {
-        let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        let mut bytes = serde_json::to_vec(&line).unwrap();
-        bytes.push(b'\n');
-        input.write_all(&bytes).await.unwrap();
-        let mut answer = String::new();
-        tokio::time::timeout(Duration::from_secs(10), output.read_line(&mut answer))
-            .await
-            .unwrap()
-            .unwrap();
-        serde_json::from_str(&answer).unwrap()
-    };
-    let r = rpc(0, "initialize", json!({ "protocolVersion": "2025-06-18" })).await;
+    let (mut wire, _) = McpClient::serve(
+        service,
+        1 << 20,
+        DEFAULT_MAX_QUEUED,
+        Duration::from_secs(10),
+    );
+    let r = wire
+        .request(0, "initialize", json!({ "protocolVersion": "2025-06-18" }))
+        .await;
     assert_eq!(
         r["result"]["capabilities"]["resources"],
         json!({ "subscribe": false, "listChanged": false })
     );
     assert_eq!(r["result"]["capabilities"]["completions"], json!({}));
 
-    let r = rpc(1, "resources/read", json!({ "uri": "tmux://sessions/.." })).await;
+    let r = wire
+        .request(1, "resources/read", json!({ "uri": "tmux://sessions/.." }))
+        .await;
     assert_eq!(
         r["error"],
         json!({ "code": -32002, "message": "Resource not found: Unknown resource: 'tmux://sessions/..'" })
     );
-    let r = rpc(
-        2,
-        "resources/read",
-        json!({ "uri": "tmux://sessions/nope" }),
-    )
-    .await;
+    let r = wire
+        .request(
+            2,
+            "resources/read",
+            json!({ "uri": "tmux://sessions/nope" }),
+        )
+        .await;
     assert_eq!(
         r["error"],
         json!({ "code": -32603, "message": "Internal error: Session not found: nope" })
     );
-    let r = rpc(
-        3,
-        "resources/read",
-        json!({ "uri": "tmux://sessions/main" }),
-    )
-    .await;
+    let r = wire
+        .request(
+            3,
+            "resources/read",
+            json!({ "uri": "tmux://sessions/main" }),
+        )
+        .await;
     assert_eq!(
         r["result"]["contents"][0]["mimeType"], "application/json",
         "{r}"
     );
-    let r = rpc(4, "prompts/get", json!({ "name": "no_such" })).await;
+    let r = wire
+        .request(4, "prompts/get", json!({ "name": "no_such" }))
+        .await;
     assert_eq!(r["error"]["code"], -32602);
-    let r = rpc(5, "prompts/get", json!({ "name": "run_and_wait" })).await;
+    let r = wire
+        .request(5, "prompts/get", json!({ "name": "run_and_wait" }))
+        .await;
     assert_eq!(
         r["error"],
         json!({ "code": -32602, "message": "Invalid params: Missing required arguments: {'command', 'pane_id'}" })
     );
-    let r = rpc(
+    let r = wire.request(
         6,
         "completion/complete",
         json!({ "ref": { "type": "ref/resource", "uri": "tmux://sessions/{session_name}{?socket_name}" },
@@ -452,12 +453,13 @@ async fn wire_errors_with_the_real_service() {
     )
     .await;
     assert_eq!(r["result"], json!({ "completion": { "values": ["main"] } }));
-    let r = rpc(
-        7,
-        "completion/complete",
-        json!({ "ref": { "type": "ref/prompt", "name": "run_and_wait" },
+    let r = wire
+        .request(
+            7,
+            "completion/complete",
+            json!({ "ref": { "type": "ref/prompt", "name": "run_and_wait" },
                 "argument": { "name": "pane_id", "value": "" } }),
-    )
-    .await;
+        )
+        .await;
     assert_eq!(r["result"], json!({ "completion": { "values": [] } }));
 }

@@ -1,6 +1,8 @@
 //! Shared test support: a private tmux server that is always killed.
 #![allow(dead_code)]
 
+pub mod mcp;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
