@@ -6,6 +6,13 @@ use crate::support::{PrivateTmux, call, err, ok};
 use serde_json::{Value, json};
 use tmux_mcp::mcp::{CallContext, Service};
 
+/// Stops tmux renaming windows after the command they run (automatic-rename
+/// lags behind the shell's exec, more so on a loaded machine), so [`state`]
+/// changes only by what a tool does.
+fn hold_names(tmux: &PrivateTmux) {
+    tmux.cmd(&["set-option", "-gw", "automatic-rename", "off"]);
+}
+
 /// What a user would notice changing: objects, focus, sizes, buffers.
 fn state(tmux: &PrivateTmux) -> String {
     [
@@ -49,6 +56,7 @@ fn wrong_type(schema: &Value) -> Option<Value> {
 async fn bad_arguments_to_every_tool_are_refused_and_change_nothing() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
+    hold_names(&tmux);
     let before = state(&tmux);
     let tools = svc.tools();
     assert_eq!(tools.len(), 54);
@@ -113,6 +121,7 @@ async fn the_server_refuses_to_kill_what_it_runs_in() {
     let identity = format!("{socket},1,$0");
     let svc = tmux.service_with(&[("TMUX", identity.as_str()), ("TMUX_PANE", pane.as_str())]);
     let other = ok(&svc, "split_window", json!({"pane_id": pane})).await;
+    hold_names(&tmux);
     let before = state(&tmux);
 
     for (tool, args) in [
@@ -170,6 +179,7 @@ async fn the_server_refuses_to_kill_what_hosts_its_client_in_nested_tmux() {
         ("TMUX", identity.as_str()),
         ("TMUX_PANE", inner_pane.as_str()),
     ]);
+    hold_names(&outer);
     let before = state(&outer);
     for (tool, args) in [
         ("kill_pane", json!({"pane_id": host})),
