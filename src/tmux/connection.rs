@@ -1,26 +1,22 @@
-//! One control client: the tasks that own a `tmux -C` child.
+//! One control client: control mode spoken over any reader and writer.
 //!
-//! The child is attached to one tmux session with
-//! `tmux -u -N -S <path> -C attach-session -t $id -f ignore-size`:
-//! `-u` keeps non-ASCII intact in list output, `-N` never starts a server,
-//! `-S` pins the socket whatever `$TMUX` says, and `ignore-size` plus never
-//! sending `refresh-client -C` means no user window is ever resized.
+//! A [`Transport`] opens the [`Pipe`] (a `tmux -C` child in
+//! [`super::child`], a scripted peer in tests, ssh later); everything here
+//! is the same whatever is behind it.
 //!
-//! Two tasks share the child. The writer owns its stdin: it takes requests
-//! in order, pushes each reply slot on the FIFO *before* writing the line,
-//! and writes one command per line. The reader owns its stdout and the
-//! [`Parser`]: it never waits on anyone, pops the FIFO on every reply this
-//! client asked for (flags 1; flags-0 blocks come from hooks), and hands
+//! Two tasks share the pipe. The writer owns its write half: it takes
+//! requests in order, pushes each reply slot on the FIFO *before* writing
+//! the line, and writes one command per line. The reader owns its read half
+//! and the [`Parser`]: it never waits on anyone, pops the FIFO on every reply
+//! this client asked for (flags 1; flags-0 blocks come from hooks), and hands
 //! every event to the [`Observer`] in stream order. When the stream ends,
 //! every request still waiting fails with [`TmuxError::Disconnected`].
 
 use std::collections::VecDeque;
-use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::process::Child;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -40,6 +36,24 @@ pub trait Observer: Send + Sync + 'static {
     }
     /// The stream ended; anything observed through it may have gaps now.
     fn closed(&self, _session: SessionId) {}
+}
+
+/// The byte stream of one control client, and what is behind it.
+pub struct Pipe {
+    /// What the control-mode client prints: replies and notifications.
+    pub reader: Box<dyn AsyncRead + Send + Unpin>,
+    /// Where commands are written, one per line. Closing it detaches.
+    pub writer: Box<dyn AsyncWrite + Send + Unpin>,
+    /// The process behind the pipe, if any: reaped when it exits, and
+    /// killed if it outstays a detach.
+    pub child: Option<Child>,
+}
+
+/// How a hub opens control clients.
+pub trait Transport: Send + Sync + 'static {
+    /// A pipe to a control-mode client attaching to `session`. It returns
+    /// at once; [`Connection::start`] waits for the attach.
+    fn open(&self, session: SessionId) -> Result<Pipe, TmuxError>;
 }
 
 /// A reply, with the sync point when one was asked for.
@@ -75,78 +89,47 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Starts a control client attached to `session` and waits until tmux
-    /// has run the attach (the initial flags-0 block).
-    pub async fn attach(
-        tmux_bin: &Path,
-        socket: &Path,
+    /// Starts speaking control mode over `pipe`, a client attaching to
+    /// `session`, and waits until tmux has run the attach (the initial
+    /// flags-0 block), within the attach timeout.
+    pub async fn start(
+        pipe: Pipe,
         session: SessionId,
         limits: &Limits,
         observer: Arc<dyn Observer>,
     ) -> Result<Connection, TmuxError> {
-        let mut child = tokio::process::Command::new(tmux_bin)
-            .arg("-u")
-            .arg("-N")
-            .arg("-S")
-            .arg(socket)
-            .args([
-                "-C",
-                "attach-session",
-                "-t",
-                &session.to_string(),
-                "-f",
-                "ignore-size",
-            ])
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| TmuxError::Io(format!("{}: {e}", tmux_bin.display())))?;
-        let stdin = child.stdin.take().expect("piped");
-        let stdout = child.stdout.take().expect("piped");
-
         let (requests, queue) = mpsc::unbounded_channel();
         let closed = CancellationToken::new();
         let gone = CancellationToken::new();
         let pending = Arc::new(Mutex::new(VecDeque::<Slot>::new()));
         let (ready_tx, ready_rx) = oneshot::channel();
-        let parser = Parser::new(limits.tmux_line, limits.tmux_reply);
         let reader = Reader {
             session,
-            stdout,
-            parser,
+            parser: Parser::new(limits.tmux_line, limits.tmux_reply),
             pending: pending.clone(),
             observer,
             closed: closed.clone(),
-            gone: gone.clone(),
+            ready: Some(ready_tx),
         };
-        tokio::spawn(reader.run(ready_tx));
-        tokio::spawn(write_loop(stdin, queue, pending, closed.clone()));
-        tokio::spawn(reap(child, closed.clone()));
-
-        match tokio::time::timeout(limits.attach_timeout, ready_rx).await {
-            Ok(Ok(Ok(()))) => Ok(Connection {
-                session,
-                requests,
-                closed,
-                gone,
-            }),
-            Ok(Ok(Err(e))) => {
-                closed.cancel();
-                Err(e)
-            }
-            Ok(Err(_)) => {
-                closed.cancel();
-                Err(TmuxError::Disconnected)
-            }
-            Err(_) => {
-                closed.cancel();
-                Err(TmuxError::Timeout(limits.attach_timeout))
-            }
+        tokio::spawn(reader.run(pipe.reader, gone.clone()));
+        tokio::spawn(write_loop(pipe.writer, queue, pending, closed.clone()));
+        if let Some(child) = pipe.child {
+            tokio::spawn(super::child::reap(child, closed.clone()));
         }
+        let attached = match tokio::time::timeout(limits.attach_timeout, ready_rx).await {
+            Ok(Ok(attached)) => attached,
+            Ok(Err(_)) => Err(TmuxError::Disconnected),
+            Err(_) => Err(TmuxError::Timeout(limits.attach_timeout)),
+        };
+        if attached.is_err() {
+            closed.cancel();
+        }
+        attached.map(|()| Connection {
+            session,
+            requests,
+            closed,
+            gone,
+        })
     }
 
     /// The session this client is attached to.
@@ -196,122 +179,122 @@ impl Connection {
     }
 }
 
-/// The reader half: owns the child's stdout and the parser.
+/// The reader half: owns the read half of the pipe and the parser.
 struct Reader {
     session: SessionId,
-    stdout: ChildStdout,
     parser: Parser,
     pending: Arc<Mutex<VecDeque<Slot>>>,
     observer: Arc<dyn Observer>,
     closed: CancellationToken,
-    gone: CancellationToken,
+    /// Told the attach's outcome, then `None`.
+    ready: Option<oneshot::Sender<Result<(), TmuxError>>>,
 }
 
 impl Reader {
-    async fn run(self, ready: oneshot::Sender<Result<(), TmuxError>>) {
-        let Reader {
-            session,
-            mut stdout,
-            mut parser,
-            pending,
-            observer,
-            closed,
-            gone,
-        } = self;
-        let mut ready = Some(ready);
+    async fn run(mut self, mut stream: Box<dyn AsyncRead + Send + Unpin>, gone: CancellationToken) {
         let mut buf = vec![0u8; 64 * 1024];
         let mut events = Vec::new();
         loop {
-            let n = match stdout.read(&mut buf).await {
+            let n = match stream.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };
-            parser.push(&buf[..n], &mut events);
+            self.parser.push(&buf[..n], &mut events);
             for event in events.drain(..) {
-                match event {
-                    Event::Reply(reply) if reply.guard.flags == 0 => {
-                        // The first flags-0 block is the attach itself; later
-                        // ones come from hooks the user set, and are not ours.
-                        if let Some(ready) = ready.take() {
-                            let result = if reply.ok {
-                                Ok(())
-                            } else {
-                                Err(TmuxError::Command(reply.text()))
-                            };
-                            let _ = ready.send(result);
-                        }
-                    }
-                    Event::Reply(reply) => {
-                        let slot = pending.lock().expect("pending lock").pop_front();
-                        if let Some(slot) = slot {
-                            let result = match (reply.ok, reply.overflowed) {
-                                (_, true) => Err(TmuxError::Overflow),
-                                (true, false) => Ok(Synced {
-                                    reply,
-                                    position: slot.position,
-                                }),
-                                (false, false) => Err(TmuxError::Command(reply.text())),
-                            };
-                            let _ = slot.reply.send(result);
-                        }
-                    }
-                    event => {
-                        match &event {
-                            Event::Begin(guard) if guard.flags == 1 => {
-                                // The block about to open answers the oldest
-                                // request; take its sync point now, before
-                                // any later %output is recorded.
-                                let mut pending = pending.lock().expect("pending lock");
-                                if let Some(slot) = pending.front_mut() {
-                                    slot.position = slot.sync.and_then(|p| observer.position(p));
-                                }
-                            }
-                            Event::SessionChanged { session: now, .. }
-                                if ready.is_none() && *now != session =>
-                            {
-                                // Our session was destroyed and tmux moved us
-                                // into another (detach-on-destroy off): that
-                                // one is the user's, not ours to stay in.
-                                closed.cancel();
-                            }
-                            Event::Exit(reason) => {
-                                if let Some(ready) = ready.take() {
-                                    let why = reason
-                                        .as_deref()
-                                        .map(String::from_utf8_lossy)
-                                        .unwrap_or_default();
-                                    let _ = ready.send(Err(TmuxError::Command(
-                                        format!("attach failed {why}").trim().into(),
-                                    )));
-                                }
-                            }
-                            _ => {}
-                        }
-                        observer.event(session, &event);
-                    }
-                }
+                self.handle(event);
             }
         }
         // A `%exit` held back inside an open block is only settled at EOF.
-        parser.finish(&mut events);
+        self.parser.finish(&mut events);
         for event in events.drain(..) {
-            observer.event(session, &event);
+            self.observer.event(self.session, &event);
         }
         // Cancel under the lock: the writer checks `closed` under the same lock
         // before queueing a slot, so no slot can be left behind unanswered.
-        let mut pending = pending.lock().expect("pending lock");
-        closed.cancel();
+        let mut pending = self.pending.lock().expect("pending lock");
+        self.closed.cancel();
         for slot in pending.drain(..) {
             let _ = slot.reply.send(Err(TmuxError::Disconnected));
         }
         drop(pending);
-        observer.closed(session);
+        self.observer.closed(self.session);
         gone.cancel();
+    }
+
+    fn handle(&mut self, event: Event) {
+        match event {
+            // The first flags-0 block is the attach itself; later ones come
+            // from hooks the user set, and are not ours.
+            Event::Reply(reply) if reply.guard.flags == 0 => {
+                if let Some(ready) = self.ready.take() {
+                    let result = if reply.ok {
+                        Ok(())
+                    } else {
+                        Err(TmuxError::Command(reply.text()))
+                    };
+                    let _ = ready.send(result);
+                }
+            }
+            Event::Reply(reply) => self.answer(reply),
+            event => {
+                self.notice(&event);
+                self.observer.event(self.session, &event);
+            }
+        }
+    }
+
+    /// Hands a reply to the oldest request.
+    fn answer(&self, reply: Reply) {
+        let slot = self.pending.lock().expect("pending lock").pop_front();
+        let Some(slot) = slot else { return };
+        let result = match (reply.ok, reply.overflowed) {
+            (_, true) => Err(TmuxError::Overflow),
+            (true, false) => Ok(Synced {
+                reply,
+                position: slot.position,
+            }),
+            (false, false) => Err(TmuxError::Command(reply.text())),
+        };
+        let _ = slot.reply.send(result);
+    }
+
+    /// What the client itself must act on among the notifications.
+    fn notice(&mut self, event: &Event) {
+        match event {
+            Event::Begin(guard) if guard.flags == 1 => {
+                // The block about to open answers the oldest request; take
+                // its sync point now, before any later %output is recorded.
+                let mut pending = self.pending.lock().expect("pending lock");
+                if let Some(slot) = pending.front_mut() {
+                    slot.position = slot.sync.and_then(|p| self.observer.position(p));
+                }
+            }
+            Event::SessionChanged { session: now, .. }
+                if self.ready.is_none() && *now != self.session =>
+            {
+                // Our session was destroyed and tmux moved us into another
+                // (detach-on-destroy off): that one is the user's, not ours
+                // to stay in.
+                self.closed.cancel();
+            }
+            Event::Exit(reason) => {
+                if let Some(ready) = self.ready.take() {
+                    let why = reason
+                        .as_deref()
+                        .map(String::from_utf8_lossy)
+                        .unwrap_or_default();
+                    let _ = ready.send(Err(TmuxError::Command(
+                        format!("attach failed {why}").trim().into(),
+                    )));
+                }
+            }
+            _ => {}
+        }
     }
 }
 
 async fn write_loop(
-    mut stdin: ChildStdin,
+    mut writer: Box<dyn AsyncWrite + Send + Unpin>,
     mut queue: mpsc::UnboundedReceiver<Request>,
     pending: Arc<Mutex<VecDeque<Slot>>>,
     closed: CancellationToken,
@@ -343,28 +326,15 @@ async fn write_loop(
             }
             pending.push_back(request.slot);
         }
-        if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
+        if writer.write_all(&line).await.is_err() || writer.flush().await.is_err() {
             break;
         }
     }
-    // Dropping stdin is the polite detach; the reader sees `%exit` and EOF.
-    drop(stdin);
+    // Closing the writer is the polite detach; the reader sees `%exit` and
+    // EOF. (Shut down as well as dropped: an in-memory pipe closes only so.)
+    let _ = writer.shutdown().await;
+    drop(writer);
     while let Ok(request) = queue.try_recv() {
         let _ = request.slot.reply.send(Err(TmuxError::NotSent));
     }
-}
-
-/// Waits for the child so it never lingers as a zombie.
-async fn reap(mut child: Child, closed: CancellationToken) {
-    tokio::select! {
-        _ = child.wait() => {}
-        _ = closed.cancelled() => {
-            // stdin is closed by the writer; give tmux a moment to say %exit.
-            if tokio::time::timeout(std::time::Duration::from_secs(2), child.wait()).await.is_err() {
-                let _ = child.start_kill();
-                let _ = child.wait().await;
-            }
-        }
-    }
-    closed.cancel();
 }

@@ -10,6 +10,16 @@
 //! session at all, a control client cannot exist, and a one-shot `tmux`
 //! process runs the command: the only cold path.
 //!
+//! Each session's client is attached through a once-cell of its own: callers
+//! wanting that session's client wait for its one attach, and nobody else
+//! waits at all. The hub's own state sits behind a plain mutex that is
+//! never held across an await.
+//!
+//! A command that can end a session (a kill, a move of its last window)
+//! runs in a one-shot process, and the hub then forgets the clients of
+//! sessions that are gone: tmux is closing them, and a command written to
+//! one before its EOF is read would be lost.
+//!
 //! tmux streams `%output` to a control client only for the windows of the
 //! session it is attached to, so a tool that needs a pane's output asks for
 //! the client of that pane's session ([`Hub::streaming`]); every client's
@@ -18,14 +28,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tokio::io::AsyncReadExt;
+use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
-use super::connection::{Connection, Observer};
+use super::child::{self, LocalTmux};
+use super::connection::{Connection, Observer, Transport};
 use super::{Command, SessionId, TmuxError};
 use crate::config::Limits;
 use crate::panes::registry::Panes;
@@ -39,15 +49,19 @@ pub struct Hub {
     tmux_bin: PathBuf,
     limits: Limits,
     panes: Arc<Panes>,
-    state: tokio::sync::Mutex<State>,
+    transport: Arc<dyn Transport>,
+    clients: Mutex<Clients>,
     /// Paste buffers our tools created here and have not deleted.
     buffers: Mutex<BTreeSet<String>>,
 }
 
+/// A session's control client, attached once however many wait for it.
+type Cell = Arc<OnceCell<Connection>>;
+
 #[derive(Default)]
-struct State {
-    /// Live control clients, one per session they are attached to.
-    clients: HashMap<SessionId, Connection>,
+struct Clients {
+    /// One cell per session a client is attached (or attaching) to.
+    by_session: HashMap<SessionId, Cell>,
     /// After a failed attach: when to try again, and the next delay.
     backoff: Option<(Instant, Duration)>,
 }
@@ -56,14 +70,31 @@ const BACKOFF_START: Duration = Duration::from_millis(50);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
 impl Hub {
+    /// A hub whose control clients are `tmux -C` children.
     pub fn new(socket: PathBuf, tmux_bin: PathBuf, limits: Limits) -> Self {
+        let transport = Arc::new(LocalTmux {
+            tmux_bin: tmux_bin.clone(),
+            socket: socket.clone(),
+        });
+        Hub::with_transport(socket, tmux_bin, limits, transport)
+    }
+
+    /// A hub whose control clients come from `transport`; one-shot commands
+    /// still run `tmux_bin`.
+    pub fn with_transport(
+        socket: PathBuf,
+        tmux_bin: PathBuf,
+        limits: Limits,
+        transport: Arc<dyn Transport>,
+    ) -> Self {
         let panes = Arc::new(Panes::new(limits.pane_ring, limits.watched_panes));
         Hub {
             socket,
             tmux_bin,
             limits,
             panes,
-            state: tokio::sync::Mutex::new(State::default()),
+            transport,
+            clients: Mutex::new(Clients::default()),
             buffers: Mutex::new(BTreeSet::new()),
         }
     }
@@ -101,12 +132,12 @@ impl Hub {
     }
 
     /// Runs one command and returns its output lines. Commands that would
-    /// block a control client's whole queue run in a process of their own.
-    /// The whole call (finding or attaching a client included) is bounded
-    /// by the command timeout: a server that accepts and never answers is
-    /// [`TmuxError::NotResponding`] within it.
+    /// block a control client's whole queue, or could end its session, run
+    /// in a process of their own. The whole call (finding or attaching a
+    /// client included) is bounded by the command timeout: a server that
+    /// accepts and never answers is [`TmuxError::NotResponding`] within it.
     pub async fn run(&self, command: &Command) -> Result<Lines, TmuxError> {
-        if blocks_queue(command) {
+        if blocks_queue(command) || ends_sessions(command) {
             return self.run_oneshot(command).await;
         }
         let limit = self.limits.tmux_command_timeout;
@@ -161,60 +192,28 @@ impl Hub {
         timeout: Duration,
         cancel: Option<&CancellationToken>,
     ) -> Result<Lines, TmuxError> {
-        let argv = command.to_argv()?;
-        let mut child = tokio::process::Command::new(&self.tmux_bin)
-            .arg("-u")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(argv)
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| TmuxError::Io(format!("{}: {e}", self.tmux_bin.display())))?;
-        let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
-            return Err(TmuxError::Io("tmux output pipes missing".into()));
-        };
-        let finished = {
-            let run = async {
-                let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-                tokio::try_join!(out.read_to_end(&mut stdout), err.read_to_end(&mut stderr))?;
-                let status = child.wait().await?;
-                Ok::<_, std::io::Error>((status, stdout, stderr))
-            };
-            let cancelled = async {
-                match cancel {
-                    Some(token) => token.cancelled().await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                done = run => Ok(done),
-                _ = tokio::time::sleep(timeout) => Err(TmuxError::Timeout(timeout)),
-                _ = cancelled => Err(TmuxError::Cancelled),
-            }
-        };
-        let (status, mut stdout, stderr) = match finished {
-            Ok(done) => done.map_err(|e| TmuxError::Io(e.to_string()))?,
-            Err(e) => {
-                // SIGKILL and reap: no tmux client outlives the call.
-                let _ = child.kill().await;
-                return Err(e);
-            }
-        };
-        if status.success() {
-            if stdout.last() == Some(&b'\n') {
-                stdout.pop();
-            }
-            if stdout.is_empty() {
-                return Ok(Vec::new());
-            }
-            return Ok(stdout.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect());
+        let result = self.process(command, timeout, cancel).await;
+        if ends_sessions(command) {
+            // Whether it succeeded or not: a failed `kill-server` may still
+            // have ended sessions, and checking is cheap.
+            self.forget_ended_sessions().await;
         }
-        let stderr = String::from_utf8_lossy(&stderr).trim().to_owned();
+        result
+    }
+
+    /// Runs `command` in a `tmux` process and reads what it printed.
+    async fn process(
+        &self,
+        command: &Command,
+        timeout: Duration,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Lines, TmuxError> {
+        let argv = command.to_argv()?;
+        let done = child::run(&self.tmux_bin, &self.socket, argv, timeout, cancel).await?;
+        if done.status.success() {
+            return Ok(lines(done.stdout));
+        }
+        let stderr = String::from_utf8_lossy(&done.stderr).trim().to_owned();
         if is_no_server(&stderr) {
             Err(TmuxError::NoServer(stderr))
         } else {
@@ -222,64 +221,85 @@ impl Hub {
         }
     }
 
+    fn clients(&self) -> MutexGuard<'_, Clients> {
+        self.clients.lock().expect("clients lock")
+    }
+
     /// A live control client, attaching one if needed; `None` when the server
     /// has no session to attach to (or attaching is backing off).
     async fn client(&self) -> Option<Connection> {
-        let mut state = self.state.lock().await;
-        state.clients.retain(|_, client| !client.is_closed());
-        if let Some(client) = state.clients.values().next() {
-            return Some(client.clone());
+        if let Some(client) = self.any_client() {
+            return Some(client);
         }
-        if let Some((until, _)) = state.backoff
-            && Instant::now() < until
+        if self
+            .clients()
+            .backoff
+            .is_some_and(|(until, _)| Instant::now() < until)
         {
             return None;
         }
         let session = self.first_session().await?;
-        match self.attach(session).await {
+        match self.connect(session).await {
             Ok(client) => {
-                state.backoff = None;
-                state.clients.insert(session, client.clone());
+                self.clients().backoff = None;
                 Some(client)
             }
             Err(e) => {
-                let delay = state
-                    .backoff
-                    .map_or(BACKOFF_START, |(_, d)| (d * 2).min(BACKOFF_MAX));
                 eprintln!(
                     "tmux-mcp: attaching to {} {session} failed: {e}",
                     self.socket.display()
                 );
-                state.backoff = Some((Instant::now() + delay, delay));
+                let mut clients = self.clients();
+                let delay = clients
+                    .backoff
+                    .map_or(BACKOFF_START, |(_, d)| (d * 2).min(BACKOFF_MAX));
+                clients.backoff = Some((Instant::now() + delay, delay));
                 None
             }
         }
+    }
+
+    /// Any attached client that is still live, forgetting the closed ones.
+    fn any_client(&self) -> Option<Connection> {
+        let mut clients = self.clients();
+        clients.by_session.retain(|_, cell| match cell.get() {
+            Some(client) => !client.is_closed(),
+            // Empty: an attach in progress (someone holds the cell), or a
+            // failed one nobody waits on any more.
+            None => Arc::strong_count(cell) > 1,
+        });
+        clients
+            .by_session
+            .values()
+            .find_map(|cell| cell.get().cloned())
     }
 
     /// The control client attached to `session`, which is the one that
     /// streams `%output` of that session's panes (tmux sends a client output
     /// only for windows of its own session).
     pub async fn streaming(&self, session: SessionId) -> Result<Connection, TmuxError> {
-        let mut state = self.state.lock().await;
-        state.clients.retain(|_, client| !client.is_closed());
-        if let Some(client) = state.clients.get(&session) {
-            return Ok(client.clone());
-        }
-        let client = self.attach(session).await?;
-        state.clients.insert(session, client.clone());
-        Ok(client)
+        self.connect(session).await
+    }
+
+    /// `session`'s client, attaching it unless it is live. Concurrent
+    /// callers for one session share one attach; other sessions' callers
+    /// are never held up by it.
+    async fn connect(&self, session: SessionId) -> Result<Connection, TmuxError> {
+        let cell = {
+            let mut clients = self.clients();
+            let cell = clients.by_session.entry(session).or_default();
+            if cell.get().is_some_and(Connection::is_closed) {
+                *cell = Cell::default();
+            }
+            cell.clone()
+        };
+        cell.get_or_try_init(|| self.attach(session)).await.cloned()
     }
 
     async fn attach(&self, session: SessionId) -> Result<Connection, TmuxError> {
+        let pipe = self.transport.open(session)?;
         let observer: Arc<dyn Observer> = self.panes.clone();
-        Connection::attach(
-            &self.tmux_bin,
-            &self.socket,
-            session,
-            &self.limits,
-            observer,
-        )
-        .await
+        Connection::start(pipe, session, &self.limits, observer).await
     }
 
     async fn first_session(&self) -> Option<SessionId> {
@@ -288,27 +308,56 @@ impl Hub {
         lines.iter().filter_map(|l| SessionId::parse(l)).min()
     }
 
-    /// Forgets the control client attached to `session` after a one-shot
-    /// command ended that session: tmux is closing the client, and a command
-    /// sent to it before its EOF is read would be lost.
-    pub async fn session_ended(&self, session: SessionId) {
-        let client = self.state.lock().await.clients.remove(&session);
-        if let Some(client) = client {
+    /// After a command that can end sessions: detaches and forgets the
+    /// clients whose session is gone, so no later command is written to a
+    /// client tmux is closing.
+    async fn forget_ended_sessions(&self) {
+        let attached: Vec<SessionId> = self
+            .clients()
+            .by_session
+            .iter()
+            .filter(|(_, cell)| cell.initialized())
+            .map(|(session, _)| *session)
+            .collect();
+        if attached.is_empty() {
+            return;
+        }
+        let list = Command::new("list-sessions").opt("-F", "#{session_id}");
+        let limit = self.limits.tmux_command_timeout;
+        let alive: Vec<SessionId> = match self.process(&list, limit, None).await {
+            Ok(lines) => lines.iter().filter_map(|l| SessionId::parse(l)).collect(),
+            // The last session went and the server with it.
+            Err(TmuxError::NoServer(_)) => Vec::new(),
+            Err(_) => return,
+        };
+        let ended = attached.into_iter().filter(|s| !alive.contains(s));
+        self.forget(ended.collect()).await;
+    }
+
+    /// Detaches the clients of `sessions` and waits (bounded) for each
+    /// stream to end.
+    async fn forget(&self, sessions: Vec<SessionId>) {
+        let cells: Vec<Cell> = {
+            let mut clients = self.clients();
+            sessions
+                .iter()
+                .filter_map(|s| clients.by_session.remove(s))
+                .collect()
+        };
+        let clients: Vec<Connection> = cells.iter().filter_map(|c| c.get().cloned()).collect();
+        for client in &clients {
             client.detach();
+        }
+        // They close together; waiting in turn costs the slowest one.
+        for client in clients {
             let _ = tokio::time::timeout(Duration::from_secs(2), client.wait_closed()).await;
         }
     }
 
     /// Detaches every control client; sessions are left as they are.
     pub async fn shutdown(&self) {
-        let mut state = self.state.lock().await;
-        let clients: Vec<Connection> = state.clients.drain().map(|(_, c)| c).collect();
-        for client in &clients {
-            client.detach();
-        }
-        for client in clients {
-            let _ = tokio::time::timeout(Duration::from_secs(2), client.wait_closed()).await;
-        }
+        let sessions = self.clients().by_session.keys().copied().collect();
+        self.forget(sessions).await;
     }
 }
 
@@ -359,6 +408,36 @@ const QUEUE_BLOCKING: &[&str] = &[
 
 fn blocks_queue(command: &Command) -> bool {
     QUEUE_BLOCKING.contains(&command.name())
+}
+
+/// Commands that can end a session (its last pane or window killed or moved
+/// away, or the whole server): on a client attached to that session the
+/// reply could be lost with the client.
+const SESSION_ENDING: &[&str] = &[
+    "break-pane",
+    "join-pane",
+    "kill-pane",
+    "kill-server",
+    "kill-session",
+    "kill-window",
+    "move-pane",
+    "move-window",
+    "unlink-window",
+];
+
+fn ends_sessions(command: &Command) -> bool {
+    SESSION_ENDING.contains(&command.name())
+}
+
+/// A one-shot process's stdout as lines, without the final newline.
+fn lines(mut stdout: Vec<u8>) -> Lines {
+    if stdout.last() == Some(&b'\n') {
+        stdout.pop();
+    }
+    if stdout.is_empty() {
+        return Vec::new();
+    }
+    stdout.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect()
 }
 
 fn is_no_server(stderr: &str) -> bool {
@@ -416,6 +495,95 @@ impl Hubs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tmux::scripted::Scripted;
+    use tokio::sync::mpsc::UnboundedReceiver;
+
+    /// A hub whose control clients are scripted; it has no tmux for
+    /// one-shot commands, so tests attach through [`Hub::streaming`] first.
+    fn scripted_hub() -> (Arc<Hub>, Arc<Scripted>, UnboundedReceiver<SessionId>) {
+        let (scripted, opens) = Scripted::new();
+        let hub = Hub::with_transport(
+            "/nonexistent/socket".into(),
+            "/nonexistent/tmux".into(),
+            Limits::default(),
+            scripted.clone(),
+        );
+        (Arc::new(hub), scripted, opens)
+    }
+
+    #[tokio::test]
+    async fn a_slow_attach_of_one_session_holds_up_no_call_on_another() {
+        let (hub, scripted, mut opens) = scripted_hub();
+        hub.streaming(SessionId(0)).await.unwrap();
+        assert_eq!(opens.recv().await, Some(SessionId(0)));
+        let release = scripted.hold(SessionId(1));
+        let slow = tokio::spawn({
+            let hub = hub.clone();
+            async move { hub.streaming(SessionId(1)).await }
+        });
+        // $1's attach is under way, and stays so until released.
+        assert_eq!(opens.recv().await, Some(SessionId(1)));
+
+        let started = Instant::now();
+        let others = async {
+            let listed = hub.run(&Command::new("list-panes").flag("-a")).await;
+            let other = hub.streaming(SessionId(2)).await?;
+            let shown = other.run(&Command::new("display-message")).await?;
+            Ok::<_, TmuxError>((listed?, shown.lines))
+        };
+        let (listed, shown) = tokio::time::timeout(Duration::from_secs(5), others)
+            .await
+            .expect("calls on other sessions wait for $1's attach")
+            .unwrap();
+        let took = started.elapsed();
+        eprintln!("other sessions' calls during a held attach: {took:?}");
+        assert!(took < Duration::from_millis(500), "{took:?}");
+        assert_eq!(listed, [b"list-panes -a".to_vec()]);
+        assert_eq!(shown, [b"display-message".to_vec()]);
+
+        assert!(!slow.is_finished(), "the held attach finished early");
+        release.send(()).unwrap();
+        let client = slow.await.unwrap().unwrap();
+        assert_eq!(client.session(), SessionId(1));
+    }
+
+    #[tokio::test]
+    async fn callers_of_one_session_share_its_attach() {
+        let (hub, scripted, mut opens) = scripted_hub();
+        let release = scripted.hold(SessionId(3));
+        let callers: Vec<_> = (0..3)
+            .map(|_| {
+                let hub = hub.clone();
+                tokio::spawn(async move { hub.streaming(SessionId(3)).await })
+            })
+            .collect();
+        assert_eq!(opens.recv().await, Some(SessionId(3)));
+        release.send(()).unwrap();
+        for caller in callers {
+            assert_eq!(caller.await.unwrap().unwrap().session(), SessionId(3));
+        }
+        assert!(opens.try_recv().is_err(), "a second attach was opened");
+    }
+
+    #[tokio::test]
+    async fn a_client_that_went_away_is_attached_afresh() {
+        let (hub, _scripted, mut opens) = scripted_hub();
+        let first = hub.streaming(SessionId(4)).await.unwrap();
+        assert_eq!(opens.recv().await, Some(SessionId(4)));
+        first.detach();
+        tokio::time::timeout(Duration::from_secs(5), first.wait_closed())
+            .await
+            .expect("the scripted client closes after a detach");
+        let again = hub.streaming(SessionId(4)).await.unwrap();
+        assert_eq!(opens.recv().await, Some(SessionId(4)));
+        assert!(!again.is_closed());
+        assert_eq!(
+            first.run(&Command::new("list-panes")).await,
+            Err(TmuxError::NotSent)
+        );
+        hub.shutdown().await;
+        assert!(again.is_closed());
+    }
 
     #[test]
     fn queue_blocking_commands_are_recognised() {

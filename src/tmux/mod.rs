@@ -1,12 +1,14 @@
-//! The tmux side: parsing control mode, building commands, and the tasks
-//! that own `tmux -C` children.
+//! The tmux side: parsing control mode, building commands, speaking control
+//! mode over a pipe, and the processes behind the pipes.
 
+pub mod child;
 pub mod command;
 pub mod connection;
 pub mod control;
 pub mod error;
 pub mod hub;
 pub mod output;
+pub mod scripted;
 pub mod socket;
 
 pub use crate::ids::{PaneId, SessionId, WindowId};

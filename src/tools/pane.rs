@@ -281,10 +281,9 @@ async fn kill_pane(
     {
         return Err(target::hosts_caller_error("pane"));
     }
-    // The last pane of a session takes the session, and any control client
-    // of ours attached to it, with it: run the kill in a process of its own
-    // (the client's reply could be lost) and forget that client.
-    let format = rows::format(&["pane_id", "session_id", "session_windows", "window_panes"]);
+    // The hub runs the kill in a process of its own and forgets a client of
+    // ours whose session went with the pane.
+    let format = rows::format(&["pane_id"]);
     let lines = target
         .run(
             Command::new("display-message")
@@ -293,23 +292,14 @@ async fn kill_pane(
                 .arg(format),
         )
         .await?;
-    let record = rows::records(&lines, 4)
+    let found = rows::records(&lines, 1)
         .into_iter()
         .next()
-        .filter(|r| r[0] == pane.to_string());
-    let Some(record) = record else {
+        .is_some_and(|r| r[0] == pane.to_string());
+    if !found {
         return Err(target::pane_not_found(&pane.to_string()));
-    };
-    target
-        .hub
-        .run_oneshot(&Command::new("kill-pane").target(pane))
-        .await?;
-    if record[2] == "1" && record[3] == "1" {
-        target
-            .hub
-            .session_ended(target::session_id(&record[1])?)
-            .await;
     }
+    target.run(Command::new("kill-pane").target(pane)).await?;
     Ok(format!("Pane killed: {pane}"))
 }
 

@@ -381,7 +381,6 @@ async fn kill_session(
         .hub
         .run_oneshot(&Command::new("kill-session").target(id))
         .await?;
-    target.hub.session_ended(id).await;
     let shown = args
         .session
         .session_name

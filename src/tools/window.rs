@@ -261,21 +261,9 @@ async fn kill_window(
     {
         return Err(target::hosts_caller_error("window"));
     }
-    // One-shot: killing the last window of our control client's session
-    // detaches that client, and its reply could be lost with it.
-    let last = target::windows(&target)
-        .await?
-        .iter()
-        .filter(|w| w.session_id == window.session_id)
-        .count()
-        == 1;
-    target
-        .hub
-        .run_oneshot(&Command::new("kill-window").target(id))
-        .await?;
-    if last && let Some(session) = &window.session_id {
-        target.hub.session_ended(target::session_id(session)?).await;
-    }
+    // The hub runs the kill in a process of its own and forgets a client of
+    // ours whose session went with the window.
+    target.run(Command::new("kill-window").target(id)).await?;
     Ok(format!("Window killed: {id}"))
 }
 
@@ -557,23 +545,10 @@ async fn move_window(
     let cmd = Command::new("move-window")
         .opt("-s", window_in_session(&window)?)
         .target(format!("{}:{index}", target::session_id(&dest)?));
-    if dest == source {
-        target.run(cmd).await?;
-    } else {
-        // Moving a session's last window away ends that session, and a
-        // control client attached to it goes with it: one-shot, and that
-        // client is forgotten before the window is read back.
-        let windows = target::windows(&target).await?;
-        let last = windows
-            .iter()
-            .filter(|w| w.session_id.as_deref() == Some(source.as_str()))
-            .count()
-            == 1;
-        target.hub.run_oneshot(&cmd).await?;
-        if last {
-            target.hub.session_ended(target::session_id(&source)?).await;
-        }
-    }
+    // Moving a session's last window away ends that session: the hub runs
+    // the move in a process of its own and forgets a client of ours that
+    // was attached there before the window is read back.
+    target.run(cmd).await?;
     window_by_id(&target, &window.window_id).await
 }
 
