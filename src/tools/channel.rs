@@ -2,16 +2,19 @@
 //!
 //! `wait-for` holds a control client's whole command queue, so both tools run
 //! a `tmux` process of their own, bounded and killed on timeout or
-//! cancellation.
+//! cancellation. `wait_for_channel` reports progress while its process
+//! blocks (see [`paced`]).
 
+use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::server::Sock;
 use super::toolsets::Toolset;
+use super::wait::{Pace, Woke};
 use super::{App, Hints, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
@@ -103,6 +106,7 @@ async fn wait_for_channel(
     args: WaitForChannelArgs,
     ctx: CallContext,
 ) -> ToolResult<String> {
+    let started = Instant::now();
     let channel = args.channel;
     check_channel(&channel)?;
     if !args.timeout.is_finite() || args.timeout <= 0.0 {
@@ -113,11 +117,9 @@ async fn wait_for_channel(
     }
     let timeout = Duration::from_secs_f64(args.timeout.min(app.config.wait_max.as_secs_f64()));
     let cmd = Command::new("wait-for").flag("--").arg(&channel);
-    match target
-        .hub
-        .run_oneshot_bounded(&cmd, timeout, &ctx.cancel)
-        .await
-    {
+    let waited = target.hub.run_oneshot_bounded(&cmd, timeout, &ctx.cancel);
+    let mut pace = Pace::new(&ctx, format!("channel '{channel}'"), started, timeout);
+    match paced(&mut pace, waited).await {
         Ok(_) => {}
         Err(TmuxError::Timeout(_)) => {
             return Err(ToolError::new(
@@ -153,6 +155,26 @@ async fn wait_for_channel(
             "Channel '{channel}' was signalled (timeout {}s)",
             secs(timeout)
         )),
+    }
+}
+
+/// Runs the `wait-for` process to its end, reporting progress meanwhile.
+///
+/// The process blocks inside the tmux server until the channel is
+/// signalled, and bounds itself (its timeout, the call's cancellation, both
+/// of which kill it). The ticks only wake this task on a bounded interval
+/// (a second) to tell the client the call is alive; nothing is sent to
+/// tmux between them, and the process is not restarted, so this is not
+/// polling.
+async fn paced<T>(pace: &mut Pace, waited: impl Future<Output = T>) -> T {
+    tokio::pin!(waited);
+    loop {
+        match pace.sleep(waited.as_mut()).await {
+            Woke::Changed(result) => return result,
+            Woke::Tick => {}
+            // The process's own timeout or cancellation ends it now.
+            Woke::Deadline | Woke::Cancelled => return waited.await,
+        }
     }
 }
 

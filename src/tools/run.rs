@@ -21,7 +21,7 @@ use super::observe::{Geometry, MAX_LINE, Watch, watch_pane};
 use super::server::Sock;
 use super::target::PaneSel;
 use super::toolsets::Toolset;
-use super::wait::{Cursor, seconds};
+use super::wait::{Cursor, Pace, Woke, seconds};
 use super::{App, INPUT, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
@@ -390,9 +390,8 @@ async fn await_prompt(watch: &mut Watch, after_end: u64) {
 async fn collect(
     watch: &mut Watch,
     target: &Target,
-    ctx: &CallContext,
+    pace: &mut Pace,
     mut cursor: u64,
-    deadline: Instant,
     markers: &mut Markers,
     output: &mut HeadTail,
 ) -> ToolResult<bool> {
@@ -414,19 +413,19 @@ async fn collect(
         if markers.ended.is_none() {
             watch.check_alive(target).await?;
         }
-        let now = Instant::now();
-        if markers.ended.is_some() || now >= deadline {
+        if markers.ended.is_some() || pace.expired() {
             if !view.partial().is_empty() {
                 // Output without a final newline.
                 output.push(view.partial());
             }
             return Ok(missed);
         }
-        tokio::select! {
-            _ = watch.changed(deadline - now) => {}
-            _ = ctx.cancel.cancelled() => {
-                return Err(ToolError::new("Cancelled", "run_command was cancelled; the command keeps running"));
-            }
+        // Output, a progress tick or the deadline: read again.
+        if let Woke::Cancelled = pace.sleep(watch.changed(pace.left())).await {
+            return Err(ToolError::new(
+                "Cancelled",
+                "run_command was cancelled; the command keeps running",
+            ));
         }
     }
 }
@@ -437,13 +436,14 @@ fn left_out_line(n: usize) -> String {
     format!("[... {n} lines left out ...]")
 }
 
-async fn run_command(
-    app: Arc<App>,
-    target: Target,
-    args: RunCommandArgs,
-    ctx: CallContext,
-) -> ToolResult<RunCommandResult> {
-    let started = Instant::now();
+/// A call's checked arguments: the command as typed, and its bounds.
+struct Checked<'a> {
+    command: &'a str,
+    suppress: bool,
+    effective: Duration,
+}
+
+fn check<'a>(app: &App, args: &'a RunCommandArgs) -> ToolResult<Checked<'a>> {
     let command = args.command.trim_end();
     if command.trim().is_empty() {
         return Err(ToolError::invalid("command must not be empty"));
@@ -456,25 +456,31 @@ async fn run_command(
     }
     output_bound(args.max_lines, 1, 1)?;
     let effective = seconds(args.timeout, "timeout")?.min(app.config.wait_max);
-    let deadline = started + effective;
-    let mut watch = watch_pane(&target, &args.pane).await?;
-    let (max_lines, max_bytes) = output_bound(
-        args.max_lines,
-        watch.geometry.height,
-        app.config.limits.tool_result,
-    )?;
-    let nonce = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+    Ok(Checked {
+        command,
+        suppress,
+        effective,
+    })
+}
 
-    prompt_drawn(&mut watch, &target).await?;
+/// Types the command line and Enter once the prompt is drawn; returns the
+/// recording's offset before the typing.
+async fn type_command(
+    watch: &mut Watch,
+    target: &Target,
+    run: &Checked<'_>,
+    nonce: &str,
+) -> ToolResult<u64> {
+    prompt_drawn(watch, target).await?;
     let cursor = watch.end();
     let typed = Command::new("send-keys")
         .target(watch.id)
         .flag("-l")
         .flag("--")
         .arg(payload(
-            command,
-            &nonce,
-            suppress,
+            run.command,
+            nonce,
+            run.suppress,
             &watch.command,
             watch.geometry,
         ));
@@ -482,15 +488,35 @@ async fn run_command(
     target
         .run(Command::new("send-keys").target(watch.id).arg("Enter"))
         .await?;
+    Ok(cursor)
+}
+
+async fn run_command(
+    app: Arc<App>,
+    target: Target,
+    args: RunCommandArgs,
+    ctx: CallContext,
+) -> ToolResult<RunCommandResult> {
+    let started = Instant::now();
+    let run = check(&app, &args)?;
+    let mut watch = watch_pane(&target, &args.pane).await?;
+    let (max_lines, max_bytes) = output_bound(
+        args.max_lines,
+        watch.geometry.height,
+        app.config.limits.tool_result,
+    )?;
+    let nonce = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+    let cursor = type_command(&mut watch, &target, &run, &nonce).await?;
+    let mut pace = Pace::new(&ctx, format!("pane {}", watch.id), started, run.effective);
+    pace.report_start("command typed");
 
     let mut output = HeadTail::new(max_lines, max_bytes);
     let mut markers = Markers::new(&nonce);
     let missed = collect(
         &mut watch,
         &target,
-        &ctx,
+        &mut pace,
         cursor,
-        deadline,
         &mut markers,
         &mut output,
     )
@@ -513,11 +539,11 @@ async fn run_command(
         pane_id: watch.id.to_string(),
         exit_status,
         timed_out: exit_status.is_none(),
-        elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        elapsed_seconds: pace.elapsed_seconds(),
         output_truncated: output.truncated() || missed,
         output_truncated_lines: output.left_out as i64,
         output: output.into_lines(left_out_line),
-        effective_timeout: effective.as_secs_f64(),
+        effective_timeout: run.effective.as_secs_f64(),
         cursor,
     })
 }

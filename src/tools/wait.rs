@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::bounded::{self, DEFAULT_BYTES, cut_to};
-use super::observe::{MAX_LINE, Watch, watch_pane};
+use super::observe::{MAX_LINE, ReadInfo, Watch, watch_pane};
 use super::run::is_plumbing;
 use super::server::Sock;
 use super::target::{self, PaneSel};
@@ -25,6 +25,10 @@ use crate::mcp::{CallContext, LogLevel};
 use crate::panes::LineView;
 use crate::panes::matcher::{LineBatch, Matcher};
 use crate::tmux::PaneId;
+
+mod pace;
+
+pub use pace::{Pace, Woke, elapsed_seconds};
 
 pub fn register(tools: &mut Vec<ToolDef>, config: &Config) {
     tools.push(
@@ -132,7 +136,8 @@ pub struct WaitForTextResult {
     /// True when outcome is 'matched' or 'any_output'.
     pub found: bool,
     /// 'matched', 'any_output', 'stopped', 'alternate_screen' or 'timeout'.
-    pub outcome: String,
+    #[schemars(with = "String")]
+    pub outcome: Outcome,
     /// Index into patterns (or stop, when stopped) of the entry that fired.
     pub matched_index: Option<i64>,
     /// New lines matching that entry (at most 20 lines / 2000 bytes, last kept).
@@ -147,6 +152,29 @@ pub struct WaitForTextResult {
     pub pane_id: String,
     pub elapsed_seconds: f64,
     pub effective_timeout: f64,
+}
+
+/// How a `wait_for_text` ended, spelt on the wire as the reference does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// A success pattern matched new output.
+    Matched,
+    /// No patterns were given, and new output came.
+    AnyOutput,
+    /// A stop pattern matched new output.
+    Stopped,
+    /// The deadline passed after the pane used the alternate screen.
+    AlternateScreen,
+    /// The deadline passed.
+    Timeout,
+}
+
+impl Outcome {
+    /// Whether the wait found what it waited for.
+    pub fn found(self) -> bool {
+        matches!(self, Outcome::Matched | Outcome::AnyOutput)
+    }
 }
 
 /// Compiled success and stop patterns.
@@ -194,14 +222,14 @@ impl Patterns {
 
     /// What `batch` holds, if anything: stop patterns win a tie with
     /// success patterns in the same read.
-    fn judge(&self, batch: &LineBatch) -> Option<(&'static str, usize, &Matcher)> {
+    fn judge(&self, batch: &LineBatch) -> Option<(Outcome, usize, &Matcher)> {
         if let Some((_, index)) = self.stop.first(batch) {
-            return Some(("stopped", index, &self.stop));
+            return Some((Outcome::Stopped, index, &self.stop));
         }
         let success = self.success.as_ref()?;
         success
             .first(batch)
-            .map(|(_, index)| ("matched", index, success))
+            .map(|(_, index)| (Outcome::Matched, index, success))
     }
 }
 
@@ -238,6 +266,168 @@ impl TailBuf {
     }
 }
 
+/// How a wait ended: the outcome, the pattern that fired, its lines.
+struct Verdict {
+    outcome: Outcome,
+    index: Option<usize>,
+    matched: Vec<String>,
+}
+
+impl Verdict {
+    fn without_match(outcome: Outcome) -> Verdict {
+        Verdict {
+            outcome,
+            index: None,
+            matched: Vec::new(),
+        }
+    }
+}
+
+/// What a `wait_for_text` has read of the pane so far, and what it
+/// matches on.
+struct TextScan {
+    patterns: Patterns,
+    /// The rows on screen when the wait began: a capture after a repaint
+    /// matches only other rows.
+    entry_rows: std::collections::HashSet<String>,
+    /// A success pattern was on screen when the wait began.
+    at_entry: bool,
+    cursor: u64,
+    view: LineView,
+    /// The last read's lines, matched as one batch (the wait ends on the
+    /// read holding its first hit, so a batch is all a match needs).
+    batch: LineBatch,
+    tail: TailBuf,
+    /// The line still being written (a prompt such as 'Password:' never
+    /// gets its newline), without run_command's echo.
+    partial: Vec<u8>,
+    saw_lines: bool,
+    /// Lines completed on the alternate screen are not matched (a
+    /// full-screen program paints there); the result says it was seen.
+    in_alternate: bool,
+    alternate: bool,
+}
+
+impl TextScan {
+    fn new(patterns: Patterns, screen: Vec<String>, cursor: u64, alternate: bool) -> TextScan {
+        let at_entry = screen.iter().any(|l| patterns.success_hit(l.as_bytes()));
+        TextScan {
+            patterns,
+            entry_rows: screen.into_iter().collect(),
+            at_entry,
+            cursor,
+            view: LineView::new(MAX_LINE),
+            batch: LineBatch::default(),
+            tail: TailBuf::new(),
+            partial: Vec::new(),
+            saw_lines: false,
+            in_alternate: alternate,
+            alternate,
+        }
+    }
+
+    /// Reads what is new and judges it; after a repaint, a loss or a
+    /// re-attach, the screen's new rows count too.
+    async fn step(&mut self, watch: &mut Watch, target: &Target) -> ToolResult<Option<Verdict>> {
+        let info = self.read(watch);
+        // After a structural event: is the pane alive, and still streamed?
+        // (Re-attaching loses the output in between.)
+        let resynced = watch.check_alive(target).await?;
+        let repaint = info.bytes > 0 && info.redraw;
+        if !self.in_alternate
+            && self.patterns.judge(&self.batch).is_none()
+            && (repaint || info.missed || resynced)
+        {
+            // Text painted by cursor moves, or output lost before it was
+            // read (a reconnect, an eviction): match the rendered screen,
+            // but only rows that were not there when the wait began.
+            let (rows, _) = watch.capture(&["-J"]).await?;
+            let new = |r: &&String| !self.entry_rows.contains(*r) && !is_plumbing(r.as_bytes());
+            for row in rows.iter().filter(new) {
+                self.batch.push(row.as_bytes());
+            }
+        }
+        Ok(self.verdict())
+    }
+
+    /// Reads the recording since the last read into a fresh batch.
+    fn read(&mut self, watch: &Watch) -> ReadInfo {
+        let TextScan {
+            batch, tail, view, ..
+        } = self;
+        batch.clear();
+        let info = watch.read_screens(
+            &mut self.cursor,
+            view,
+            &mut self.in_alternate,
+            &mut |line, alt| {
+                // The echo of run_command's typed line is plumbing, not output.
+                if is_plumbing(line) {
+                    return;
+                }
+                if !alt {
+                    batch.push(line);
+                }
+                tail.push(line);
+            },
+        );
+        self.saw_lines |= !self.batch.is_empty();
+        self.alternate |= info.entered_alternate || self.in_alternate;
+        self.partial.clear();
+        if !is_plumbing(self.view.partial()) {
+            self.partial.extend_from_slice(self.view.partial());
+        }
+        if !self.partial.is_empty() && !self.in_alternate {
+            self.batch.push(&self.partial);
+        }
+        info
+    }
+
+    fn verdict(&self) -> Option<Verdict> {
+        if let Some((outcome, index, matcher)) = self.patterns.judge(&self.batch) {
+            let matched = (0..self.batch.len())
+                .map(|i| self.batch.line(i))
+                .filter(|l| matcher.matches(index, l))
+                .map(lossy)
+                .collect();
+            return Some(Verdict {
+                outcome,
+                index: Some(index),
+                matched,
+            });
+        }
+        let any = self.saw_lines || !self.partial.is_empty();
+        (self.patterns.success.is_none() && any).then(|| Verdict::without_match(Outcome::AnyOutput))
+    }
+
+    /// The verdict when the deadline passed.
+    fn timed_out(&self) -> Verdict {
+        Verdict::without_match(if self.alternate {
+            Outcome::AlternateScreen
+        } else {
+            Outcome::Timeout
+        })
+    }
+
+    fn result(&self, verdict: Verdict, pane: PaneId, pace: &Pace) -> WaitForTextResult {
+        let found = verdict.outcome.found();
+        let tail = self.tail.with_partial(&self.partial);
+        WaitForTextResult {
+            found,
+            outcome: verdict.outcome,
+            matched_index: verdict.index.map(|i| i as i64),
+            matched_lines: bounded_tail(&verdict.matched),
+            saw_new_output: !tail.is_empty(),
+            tail,
+            matched_at_entry: self.at_entry && !found,
+            alternate_screen: self.alternate,
+            pane_id: pane.to_string(),
+            elapsed_seconds: pace.elapsed_seconds(),
+            effective_timeout: pace.effective().as_secs_f64(),
+        }
+    }
+}
+
 async fn wait_for_text(
     app: Arc<App>,
     target: Target,
@@ -254,126 +444,20 @@ async fn wait_for_text(
     let requested = seconds(args.timeout, "timeout")?;
     let patterns = Patterns::new(&args)?;
     let effective = requested.min(app.config.wait_max);
-    let deadline = started + effective;
     let mut watch = watch_pane(&target, &args.pane).await?;
     watch.mark_seen();
-    let (screen, mut cursor) = watch.capture(&["-J"]).await?;
-    let entry_rows: std::collections::HashSet<String> = screen.iter().cloned().collect();
-    let at_entry = screen.iter().any(|l| patterns.success_hit(l.as_bytes()));
+    let (screen, cursor) = watch.capture(&["-J"]).await?;
+    let mut scan = TextScan::new(patterns, screen, cursor, watch.alternate_at_start);
+    let mut pace = Pace::new(&ctx, format!("pane {}", watch.id), started, effective);
     // Tell a client that listens that the wait is armed: from here on,
     // output counts as new.
-    ctx.progress.report(
-        0.0,
-        Some(effective.as_secs_f64()),
-        Some(format!("Waiting on pane {}: armed", watch.id)),
-    );
-
-    let mut view = LineView::new(MAX_LINE);
-    let mut batch = LineBatch::default();
-    let mut tail = TailBuf::new();
-    let mut saw_lines = false;
-    // Lines completed on the alternate screen are not matched (a
-    // full-screen program paints there); the result says it was seen.
-    let mut in_alternate = watch.alternate_at_start;
-    let mut alternate = in_alternate;
-    let mut last_progress = Instant::now();
-    let pane_id = watch.id.to_string();
-    let result = |outcome: &str,
-                  index: Option<usize>,
-                  matched: Vec<String>,
-                  tail: Vec<String>,
-                  alternate: bool| {
-        let found = outcome == "matched" || outcome == "any_output";
-        WaitForTextResult {
-            found,
-            outcome: outcome.to_owned(),
-            matched_index: index.map(|i| i as i64),
-            matched_lines: bounded_tail(&matched),
-            saw_new_output: !tail.is_empty(),
-            tail,
-            matched_at_entry: at_entry && !found,
-            alternate_screen: alternate,
-            pane_id: pane_id.clone(),
-            elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
-            effective_timeout: effective.as_secs_f64(),
-        }
-    };
+    pace.report_start("armed");
     loop {
         watch.mark_seen();
-        // This read's lines, matched as one batch (the wait ends on the
-        // read holding its first hit, so a batch is all a match needs).
-        batch.clear();
-        let info = watch.read_screens(
-            &mut cursor,
-            &mut view,
-            &mut in_alternate,
-            &mut |line, alt| {
-                // The echo of run_command's typed line is plumbing, not output.
-                if is_plumbing(line) {
-                    return;
-                }
-                if !alt {
-                    batch.push(line);
-                }
-                tail.push(line);
-            },
-        );
-        saw_lines |= !batch.is_empty();
-        alternate |= info.entered_alternate || in_alternate;
-        // The line still being written counts too: a prompt such as
-        // 'Password:' never gets its newline.
-        let mut partial = view.partial().to_vec();
-        if is_plumbing(&partial) {
-            partial.clear();
+        if let Some(verdict) = scan.step(&mut watch, &target).await? {
+            return Ok(scan.result(verdict, watch.id, &pace));
         }
-        if !partial.is_empty() && !in_alternate {
-            batch.push(&partial);
-        }
-        // After a structural event: is the pane alive, and still streamed?
-        // (Re-attaching loses the output in between.)
-        let resynced = watch.check_alive(&target).await?;
-        let repaint = info.bytes > 0 && info.redraw;
-        if !in_alternate && patterns.judge(&batch).is_none() && (repaint || info.missed || resynced)
-        {
-            // Text painted by cursor moves, or output lost before it was
-            // read (a reconnect, an eviction): match the rendered screen,
-            // but only rows that were not there when the wait began.
-            let (rows, _) = watch.capture(&["-J"]).await?;
-            let new = |r: &&String| !entry_rows.contains(*r) && !is_plumbing(r.as_bytes());
-            for row in rows.iter().filter(new) {
-                batch.push(row.as_bytes());
-            }
-        }
-        if let Some((kind, index, matcher)) = patterns.judge(&batch) {
-            let matched: Vec<String> = (0..batch.len())
-                .map(|i| batch.line(i))
-                .filter(|l| matcher.matches(index, l))
-                .map(lossy)
-                .collect();
-            return Ok(result(
-                kind,
-                Some(index),
-                matched,
-                tail.with_partial(&partial),
-                alternate,
-            ));
-        }
-        if patterns.success.is_none() && (saw_lines || !partial.is_empty()) {
-            return Ok(result(
-                "any_output",
-                None,
-                Vec::new(),
-                tail.with_partial(&partial),
-                alternate,
-            ));
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            let outcome = if alternate {
-                "alternate_screen"
-            } else {
-                "timeout"
-            };
+        if pace.expired() {
             if ctx.log.enabled(LogLevel::Warning) {
                 let text = format!(
                     "No match in pane {} before {:.1}s timeout",
@@ -382,36 +466,12 @@ async fn wait_for_text(
                 );
                 ctx.log.log(LogLevel::Warning, serde_json::json!(text));
             }
-            return Ok(result(
-                outcome,
-                None,
-                Vec::new(),
-                tail.with_partial(&partial),
-                alternate,
-            ));
+            return Ok(scan.result(scan.timed_out(), watch.id, &pace));
         }
-        if ctx.progress.wanted() && now.duration_since(last_progress) >= Duration::from_secs(1) {
-            last_progress = now;
-            let elapsed = started.elapsed().as_secs_f64();
-            let left = (effective.as_secs_f64() - elapsed).max(0.0);
-            let message = format!(
-                "Waiting on pane {}: {elapsed:.1}s elapsed, {left:.1}s left",
-                watch.id
-            );
-            ctx.progress
-                .report(elapsed, Some(effective.as_secs_f64()), Some(message));
-        }
-        // Sleep until output, the deadline, cancellation or (only when the
-        // client asked for progress) the next progress report.
-        let mut limit = deadline - now;
-        if ctx.progress.wanted() {
-            limit = limit.min(Duration::from_secs(1));
-        }
-        tokio::select! {
-            _ = watch.changed(limit) => {}
-            _ = ctx.cancel.cancelled() => {
-                return Err(ToolError::new("Cancelled", "wait_for_text was cancelled"));
-            }
+        // Whatever woke it (output, a progress tick, the deadline), read
+        // again: the read after the deadline is the last.
+        if let Woke::Cancelled = pace.sleep(watch.changed(pace.left())).await {
+            return Err(ToolError::new("Cancelled", "wait_for_text was cancelled"));
         }
     }
 }
@@ -702,7 +762,7 @@ async fn capture_since(
         pane_id: id.to_string(),
         cursor: next.encode(),
         lines,
-        elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        elapsed_seconds: elapsed_seconds(started),
         lines_missed: missed,
         truncated: truncated_lines > 0 || truncated_bytes > 0,
         truncated_lines: truncated_lines as i64,

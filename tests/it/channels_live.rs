@@ -4,9 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{PrivateTmux, call, err, ok, shared};
+use crate::support::{BOUND, PrivateTmux, call, err, next_report, ok, shared, start_with_progress};
 use serde_json::json;
 use tmux_mcp::mcp::{CallContext, Service};
+use tokio_util::sync::CancellationToken;
 
 /// Live `tmux ... wait-for <channel>` processes (any socket), by pid.
 /// Channel names carry the test's pid, so other tests do not interfere.
@@ -291,5 +292,41 @@ async fn wait_ends_when_the_server_goes_away() {
     assert!(
         msg.contains("the tmux server is no longer running"),
         "{msg}"
+    );
+}
+
+#[tokio::test]
+async fn wait_for_channel_reports_progress_while_it_blocks() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let channel = format!("paced-{}", std::process::id());
+    let args = json!({"channel": channel, "timeout": 30});
+    let (call, mut progress) =
+        start_with_progress(&svc, "wait_for_channel", args, CancellationToken::new());
+    // Reports come on their interval while the wait-for process blocks.
+    let mut last = 0.0;
+    for _ in 0..2 {
+        let tick = next_report(&mut progress).await;
+        let elapsed = tick["progress"].as_f64().unwrap();
+        assert!(elapsed > last, "progress grows: {tick}");
+        last = elapsed;
+        assert_eq!(tick["total"], 30.0, "{tick}");
+        let message = tick["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("Waiting on channel '{channel}': "))
+                && message.ends_with("s left"),
+            "{tick}"
+        );
+    }
+    ok(&svc, "signal_channel", json!({"channel": channel})).await;
+    let result = tokio::time::timeout(BOUND, call)
+        .await
+        .expect("finished in time")
+        .expect("no panic");
+    assert!(!result.is_error, "{:?}", result.content);
+    let text = serde_json::to_string(&result.content).unwrap();
+    assert!(
+        text.contains(&format!("Channel '{channel}' was signalled")),
+        "{text}"
     );
 }

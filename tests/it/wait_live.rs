@@ -4,7 +4,10 @@
 
 use std::time::Duration;
 
-use crate::support::{BOUND, PrivateTmux, RESULT_BOUND, err, finish, ok, ok_sized, start_armed};
+use crate::support::{
+    BOUND, PrivateTmux, RESULT_BOUND, err, finish, next_report, ok, ok_sized, start_armed,
+    start_with_progress,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -665,4 +668,36 @@ async fn a_capture_since_cursor_does_not_survive_a_respawn() {
             .any(|l| l == "AGAIN-2"),
         "{next}"
     );
+}
+
+#[tokio::test]
+async fn run_command_reports_progress_while_the_command_runs() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+    // The command runs until the test releases it: the reports cannot be
+    // explained by a command that merely ended late.
+    let args =
+        json!({"pane_id": pane, "command": "tmux wait-for release; echo RELEASED", "timeout": 30});
+    let (call, mut progress) =
+        start_with_progress(&svc, "run_command", args, CancellationToken::new());
+    let typed = next_report(&mut progress).await;
+    assert_eq!(typed["progress"], 0.0, "{typed}");
+    assert_eq!(typed["total"], 30.0, "{typed}");
+    assert_eq!(
+        typed["message"],
+        format!("Waiting on pane {pane}: command typed")
+    );
+    let tick = next_report(&mut progress).await;
+    let message = tick["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("Waiting on pane {pane}: "))
+            && message.contains("s elapsed, "),
+        "{tick}"
+    );
+    assert!(tick["progress"].as_f64().unwrap() >= 1.0, "{tick}");
+    tmux.cmd(&["wait-for", "-S", "release"]);
+    let result = finish(call).await;
+    assert_eq!(result["exit_status"], 0, "{result}");
+    assert_eq!(result["output"], json!(["RELEASED"]), "{result}");
 }

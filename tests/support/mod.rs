@@ -229,20 +229,52 @@ pub async fn start_armed(
     args: Value,
     cancel: CancellationToken,
 ) -> tokio::task::JoinHandle<CallToolResult> {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let outbox = Outbox(tx);
-    let ctx = CallContext {
-        cancel,
-        progress: Progress::new(Some(json!("t")), outbox, RequestGate::new()),
-        log: Logger::none(),
-    };
-    let call = svc.call_tool(tool, args, ctx).expect("tool exists");
-    let handle = tokio::spawn(call);
-    let armed = tokio::time::timeout(BOUND, rx.recv())
+    let (handle, mut progress) = start_with_progress(svc, tool, args, cancel);
+    let armed = tokio::time::timeout(BOUND, progress.recv())
         .await
         .expect("armed in time");
     assert!(armed.is_some(), "the call ended before it was armed");
     handle
+}
+
+/// Starts a tool call with a progress token; the receiver gets the params
+/// of each progress notification it sends.
+pub fn start_with_progress(
+    svc: &TmuxService,
+    tool: &str,
+    args: Value,
+    cancel: CancellationToken,
+) -> (
+    tokio::task::JoinHandle<CallToolResult>,
+    mpsc::UnboundedReceiver<Value>,
+) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let ctx = CallContext {
+        cancel,
+        progress: Progress::new(Some(json!("t")), Outbox(tx), RequestGate::new()),
+        log: Logger::none(),
+    };
+    let call = svc.call_tool(tool, args, ctx).expect("tool exists");
+    let handle = tokio::spawn(call);
+    let (params_tx, params) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(message) = rx.recv().await {
+            let value = serde_json::to_value(message).expect("serializes");
+            assert_eq!(value["method"], "notifications/progress", "{value}");
+            if params_tx.send(value["params"].clone()).is_err() {
+                break;
+            }
+        }
+    });
+    (handle, params)
+}
+
+/// The next progress report, within the bound.
+pub async fn next_report(progress: &mut mpsc::UnboundedReceiver<Value>) -> Value {
+    tokio::time::timeout(BOUND, progress.recv())
+        .await
+        .expect("a progress report in time")
+        .expect("the call still runs")
 }
 
 pub async fn finish(handle: tokio::task::JoinHandle<CallToolResult>) -> Value {
