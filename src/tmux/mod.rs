@@ -6,6 +6,7 @@ pub mod command;
 pub mod connection;
 pub mod control;
 pub mod error;
+pub mod format;
 pub mod hub;
 pub mod output;
 pub mod scripted;

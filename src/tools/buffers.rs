@@ -19,6 +19,7 @@ use super::toolsets::Toolset;
 use super::{App, CREATE, DESTROY, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
+use crate::tmux::format::unvis;
 use crate::tmux::{Command, TmuxError};
 
 pub const PREFIX: &str = "libtmux_mcp_";
@@ -239,48 +240,6 @@ pub struct BufferContent {
     content_truncated_lines: i64,
 }
 
-/// Undoes the escaping tmux before 3.4 applies to `show-buffer` output on
-/// a control client (`vis(3)` with `VIS_OCTAL | VIS_CSTYLE | VIS_TAB`):
-/// `\\`, C escapes, three-digit octal, and `\X` for `X` itself.
-pub fn unvis(text: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(text.len());
-    let mut i = 0;
-    while i < text.len() {
-        let b = text[i];
-        if b != b'\\' || i + 1 >= text.len() {
-            out.push(b);
-            i += 1;
-            continue;
-        }
-        let next = text[i + 1];
-        let octal = text
-            .get(i + 1..i + 4)
-            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        if let Some(d) = octal {
-            out.push(((d[0] - b'0') << 6) | ((d[1] - b'0') << 3) | (d[2] - b'0'));
-            i += 4;
-            continue;
-        }
-        let decoded = match next {
-            b'\\' => b'\\',
-            b'n' => b'\n',
-            b'r' => b'\r',
-            b't' => b'\t',
-            b'a' => 0x07,
-            b'b' => 0x08,
-            b'v' => 0x0b,
-            b'f' => 0x0c,
-            b's' => b' ',
-            // Any other escaped character stands for itself (tmux 3.3a
-            // writes `$` as `\$`); a lone `\` is always written `\\`.
-            other => other,
-        };
-        out.push(decoded);
-        i += 2;
-    }
-    out
-}
-
 /// Does this tmux escape `show-buffer` output (before 3.4)?
 fn escapes_show_buffer(version: &str) -> bool {
     let mut parts = version.split('.');
@@ -434,12 +393,7 @@ mod tests {
     }
 
     #[test]
-    fn show_buffer_escapes_are_undone() {
-        assert_eq!(
-            unvis(b"a\\\\b\\tt\\001\\033\\177 \xc3\xa9\nx\\r\\v\\f\\a\\b\\$\\`"),
-            b"a\\b\tt\x01\x1b\x7f \xc3\xa9\nx\r\x0b\x0c\x07\x08$`".to_vec()
-        );
-        assert_eq!(unvis(b"end\\"), b"end\\".to_vec());
+    fn show_buffer_is_escaped_before_3_4() {
         assert!(escapes_show_buffer("3.3a"));
         assert!(escapes_show_buffer("3.2"));
         assert!(!escapes_show_buffer("3.4"));

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 /// A tmux session.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct SessionInfo {
     /// Session id (e.g. '$1').
     pub session_id: String,
@@ -20,7 +20,7 @@ pub struct SessionInfo {
 }
 
 /// A tmux window.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct WindowInfo {
     pub window_id: String,
     pub window_name: Option<String>,
@@ -37,7 +37,7 @@ pub struct WindowInfo {
 }
 
 /// A tmux pane (metadata, no content).
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct PaneInfo {
     pub pane_id: String,
     pub pane_index: Option<String>,
@@ -66,7 +66,7 @@ pub struct PaneInfo {
 }
 
 /// One pane in one call: what it shows plus cursor, mode and geometry.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct PaneSnapshot {
     pub pane_id: String,
     /// The visible screen, trailing blank rows trimmed, at most max_lines lines (the last ones; no header).

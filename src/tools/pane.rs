@@ -18,7 +18,7 @@ use super::window::WindowTarget;
 use super::{App, CREATE, DESTROY, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
-use crate::tmux::{Command, PaneId};
+use crate::tmux::{Command, PaneId, format};
 
 pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(ToolDef::new(
@@ -105,7 +105,7 @@ async fn list_panes(
     _: CallContext,
 ) -> ToolResult<Vec<PaneInfo>> {
     let session = &args.window.session;
-    let rows = if args.window.window_id.is_some() || args.window.window_index.is_some() {
+    let mut panes = if args.window.window_id.is_some() || args.window.window_index.is_some() {
         let window = target::window(&target, &args.window.sel()).await?;
         let id = target::window_id(&window.window_id)?;
         target::panes_in(&target, PaneScope::Window(id)).await?
@@ -127,10 +127,9 @@ async fn list_panes(
         let mut rows = target::panes(&target).await?;
         // A window linked into several sessions is listed once per session.
         let mut seen = std::collections::HashSet::new();
-        rows.retain(|r| seen.insert(r.info.pane_id.clone()));
+        rows.retain(|r| seen.insert(r.pane_id.clone()));
         rows
     };
-    let mut panes: Vec<PaneInfo> = rows.into_iter().map(|r| r.info).collect();
     for pane in &mut panes {
         app.mark_caller(&target, pane);
     }
@@ -152,7 +151,7 @@ async fn get_pane_info(
     _: CallContext,
 ) -> ToolResult<PaneInfo> {
     let pane = target::resolve_pane(&target, &args.pane).await?;
-    let mut info = target::pane_row(&target, pane).await?.info;
+    let mut info = target::pane_row(&target, pane).await?;
     app.mark_caller(&target, &mut info);
     Ok(info)
 }
@@ -225,7 +224,7 @@ async fn split_window(
     let mut cmd = Command::new("split-window")
         .flag("-d")
         .flag("-P")
-        .opt("-F", rows::format(rows::PANE_FIELDS));
+        .opt("-F", rows::PANE.template());
     cmd = cmd.target(split_target);
     cmd = match args.direction.unwrap_or(SplitDirection::Below) {
         SplitDirection::Below => cmd.flag("-v"),
@@ -239,15 +238,12 @@ async fn split_window(
         cmd = cmd.flag("--").arg(shell);
     }
     let lines = target.run(cmd).await?;
-    let mut info = rows::records(&lines, rows::PANE_FIELDS.len())
-        .first()
-        .map(|r| rows::pane(r).info)
-        .ok_or_else(|| {
-            ToolError::new(
-                "TmuxCommandError",
-                "tmux created the pane but did not describe it",
-            )
-        })?;
+    let mut info = rows::PANE.parse(&lines).pop().ok_or_else(|| {
+        ToolError::new(
+            "TmuxCommandError",
+            "tmux created the pane but did not describe it",
+        )
+    })?;
     app.mark_caller(&target, &mut info);
     Ok(info)
 }
@@ -283,7 +279,7 @@ async fn kill_pane(
     }
     // The hub runs the kill in a process of its own and forgets a client of
     // ours whose session went with the pane.
-    let format = rows::format(&["pane_id"]);
+    let format = format::template(&["pane_id"]);
     let lines = target
         .run(
             Command::new("display-message")
@@ -292,7 +288,7 @@ async fn kill_pane(
                 .arg(format),
         )
         .await?;
-    let found = rows::records(&lines, 1)
+    let found = format::records(&lines, 1)
         .into_iter()
         .next()
         .is_some_and(|r| r[0] == pane.to_string());
@@ -472,19 +468,19 @@ async fn snapshot_pane(
         app.config.limits.tool_result,
     )?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
-    let fields = rows::SNAPSHOT_FIELDS;
     let info = Command::new("display-message")
         .flag("-p")
         .target(pane)
-        .arg(rows::format(fields));
+        .arg(rows::SNAPSHOT.template());
     let capture = Command::new("capture-pane").flag("-p").target(pane);
     // Both go out at once on the control client; replies come in order.
     let (info, capture) = tokio::try_join!(target.run(info), target.run(capture))?;
     // display-message does not fail on a missing pane: it prints empty
     // fields, so the pane id is the first field and must match.
-    let mut snap = rows::records(&info, fields.len())
-        .first()
-        .map(|r| rows::snapshot(r))
+    let mut snap = rows::SNAPSHOT
+        .parse(&info)
+        .into_iter()
+        .next()
         .filter(|s| s.pane_id == pane.to_string())
         .ok_or_else(|| target::pane_not_found(&pane.to_string()))?;
     let lines = trimmed_lines(&capture);

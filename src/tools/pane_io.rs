@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 use super::batch::OnError;
 use super::bounded::DEFAULT_BYTES;
 use super::pane::{self, Typing};
-use super::rows;
 use super::server::Sock;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, PaneSel, SessionSel};
@@ -19,6 +18,7 @@ use super::toolsets::Toolset;
 use super::{App, DESTROY, Hints, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
+use crate::tmux::format::{Schema, flag, int, opt};
 use crate::tmux::{Command, PaneId, TmuxError};
 
 /// Starts a process in place of something: it may kill a program or
@@ -395,7 +395,7 @@ async fn respawn_pane(
         cmd = cmd.flag("--").arg(shell);
     }
     target.run(cmd).await?;
-    let mut info = target::pane_row(&target, pane).await?.info;
+    let mut info = target::pane_row(&target, pane).await?;
     app.mark_caller(&target, &mut info);
     Ok(info)
 }
@@ -529,7 +529,7 @@ fn default_limit() -> Option<i64> {
 }
 
 // A pane whose text matched, with the matching lines.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct PaneContentMatch {
     pub pane_id: String,
     pub pane_left: Option<i64>,
@@ -568,48 +568,27 @@ pub struct SearchPanesResult {
 
 const MAX_PATTERN: usize = 1000;
 
-const SEARCH_FIELDS: &[&str] = &[
-    "pane_id",
-    "pane_left",
-    "pane_top",
-    "pane_right",
-    "pane_bottom",
-    "pane_at_left",
-    "pane_at_right",
-    "pane_at_top",
-    "pane_at_bottom",
-    "pane_tty",
-    "window_id",
-    "session_id",
-    "session_name",
-    "window_name",
-    "pane_current_command",
-    "pane_current_path",
-];
-
-fn search_row(f: &[String]) -> PaneContentMatch {
-    use super::rows::{flag, int, opt};
-    PaneContentMatch {
-        pane_id: f[0].clone(),
-        pane_left: int(&f[1]),
-        pane_top: int(&f[2]),
-        pane_right: int(&f[3]),
-        pane_bottom: int(&f[4]),
-        pane_at_left: flag(&f[5]),
-        pane_at_right: flag(&f[6]),
-        pane_at_top: flag(&f[7]),
-        pane_at_bottom: flag(&f[8]),
-        pane_tty: opt(&f[9]),
-        window_id: opt(&f[10]),
-        session_id: opt(&f[11]),
-        session_name: Some(f[12].clone()),
-        window_name: Some(f[13].clone()),
-        pane_current_command: opt(&f[14]),
-        pane_current_path: opt(&f[15]),
-        matched_lines: Vec::new(),
-        is_caller: None,
-    }
-}
+/// A candidate pane's fields (`matched_lines` and `is_caller` come later).
+const SEARCH: Schema<PaneContentMatch> = Schema(&[
+    ("pane_id", |m, v| m.pane_id = v.into()),
+    ("pane_left", |m, v| m.pane_left = int(v)),
+    ("pane_top", |m, v| m.pane_top = int(v)),
+    ("pane_right", |m, v| m.pane_right = int(v)),
+    ("pane_bottom", |m, v| m.pane_bottom = int(v)),
+    ("pane_at_left", |m, v| m.pane_at_left = flag(v)),
+    ("pane_at_right", |m, v| m.pane_at_right = flag(v)),
+    ("pane_at_top", |m, v| m.pane_at_top = flag(v)),
+    ("pane_at_bottom", |m, v| m.pane_at_bottom = flag(v)),
+    ("pane_tty", |m, v| m.pane_tty = opt(v)),
+    ("window_id", |m, v| m.window_id = opt(v)),
+    ("session_id", |m, v| m.session_id = opt(v)),
+    ("session_name", |m, v| m.session_name = Some(v.into())),
+    ("window_name", |m, v| m.window_name = Some(v.into())),
+    ("pane_current_command", |m, v| {
+        m.pane_current_command = opt(v)
+    }),
+    ("pane_current_path", |m, v| m.pane_current_path = opt(v)),
+]);
 
 fn compile(pattern: &str, regex: bool, match_case: bool) -> ToolResult<Regex> {
     if pattern.chars().count() > MAX_PATTERN {
@@ -658,13 +637,13 @@ async fn search_panes(
         .run(
             Command::new("list-panes")
                 .flag("-a")
-                .opt("-F", rows::format(SEARCH_FIELDS)),
+                .opt("-F", SEARCH.template()),
         )
         .await?;
     let mut seen = std::collections::HashSet::new();
-    let candidates: Vec<PaneContentMatch> = rows::records(&lines, SEARCH_FIELDS.len())
-        .iter()
-        .map(|r| search_row(r))
+    let candidates: Vec<PaneContentMatch> = SEARCH
+        .parse(&lines)
+        .into_iter()
         .filter(|m| session.is_none() || m.session_id == session)
         // A window linked into several sessions lists its panes once per session.
         .filter(|m| seen.insert(m.pane_id.clone()))

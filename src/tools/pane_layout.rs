@@ -17,7 +17,7 @@ use super::window::WindowTarget;
 use super::{ADJUST, App, CHANGE, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
-use crate::tmux::{Command, PaneId, TmuxError, WindowId};
+use crate::tmux::{Command, PaneId, TmuxError, WindowId, format};
 
 pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(ToolDef::new(
@@ -86,9 +86,9 @@ async fn pane_vars(target: &Target, pane: PaneId, fields: &[&str]) -> ToolResult
     let cmd = Command::new("display-message")
         .flag("-p")
         .target(pane)
-        .arg(rows::format(&all));
+        .arg(format::template(&all));
     let lines = target.run(cmd).await?;
-    rows::records(&lines, all.len())
+    format::records(&lines, all.len())
         .into_iter()
         .next()
         .filter(|r| r[0] == pane.to_string())
@@ -98,7 +98,7 @@ async fn pane_vars(target: &Target, pane: PaneId, fields: &[&str]) -> ToolResult
 
 /// The pane's refreshed [`PaneInfo`].
 async fn pane_info(app: &App, target: &Target, pane: PaneId) -> ToolResult<PaneInfo> {
-    let mut info = target::pane_row(target, pane).await?.info;
+    let mut info = target::pane_row(target, pane).await?;
     app.mark_caller(target, &mut info);
     Ok(info)
 }
@@ -107,12 +107,9 @@ async fn pane_info(app: &App, target: &Target, pane: PaneId) -> ToolResult<PaneI
 async fn window_panes(target: &Target, window: WindowId) -> ToolResult<Vec<PaneInfo>> {
     let cmd = Command::new("list-panes")
         .target(window)
-        .opt("-F", rows::format(rows::PANE_FIELDS));
+        .opt("-F", rows::PANE.template());
     let lines = target.run(cmd).await?;
-    Ok(rows::records(&lines, rows::PANE_FIELDS.len())
-        .iter()
-        .map(|r| rows::pane(r).info)
-        .collect())
+    Ok(rows::PANE.parse(&lines))
 }
 
 /// tmux's largest window is 10000 cells in each direction.

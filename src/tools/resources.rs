@@ -220,10 +220,9 @@ async fn render(app: &App, parsed: Parsed) -> Result<(&'static str, String), Too
                 .await?
                 .into_iter()
                 .filter(|p| {
-                    p.info.window_id.as_deref() == Some(window.window_id.as_str())
-                        && p.info.session_id.as_deref() == Some(session.session_id.as_str())
+                    p.window_id.as_deref() == Some(window.window_id.as_str())
+                        && p.session_id.as_deref() == Some(session.session_id.as_str())
                 })
-                .map(|p| p.info)
                 .collect();
             for pane in &mut panes {
                 app.mark_caller(&target, pane);
@@ -234,7 +233,7 @@ async fn render(app: &App, parsed: Parsed) -> Result<(&'static str, String), Too
         }
         Resource::Pane(id) => {
             let pane = target::pane_id(&id)?;
-            let mut info = target::pane_row(&target, pane).await?.info;
+            let mut info = target::pane_row(&target, pane).await?;
             app.mark_caller(&target, &mut info);
             pretty(&info)?
         }
@@ -304,7 +303,7 @@ pub async fn complete(app: Arc<App>, request: CompletionRequest) -> Vec<String> 
             Err(_) => return Vec::new(),
         },
         "pane_id" => match target::panes(&target).await {
-            Ok(panes) => panes.into_iter().map(|p| p.info.pane_id).collect(),
+            Ok(panes) => panes.into_iter().map(|p| p.pane_id).collect(),
             Err(_) => return Vec::new(),
         },
         "window_index" => match target::windows(&target).await {

@@ -528,7 +528,7 @@ async fn run_command(
     let cursor = markers.output_from.map(|from| {
         Cursor {
             pane: watch.id,
-            epoch: watch.pane.epoch,
+            epoch: watch.epoch(),
             pid: watch.pid,
             offset: from,
             stop: markers.ended.map(|(at, _)| at),

@@ -321,7 +321,7 @@ async fn create_session(
     let mut cmd = Command::new("new-session")
         .flag("-d")
         .flag("-P")
-        .opt("-F", rows::format(rows::SESSION_FIELDS));
+        .opt("-F", rows::SESSION.template());
     cmd = cmd.opt_if("-s", args.session_name.as_deref().map(spawn::literal));
     cmd = cmd.opt_if("-n", args.window_name.as_deref().map(spawn::literal));
     cmd = cmd
@@ -331,9 +331,10 @@ async fn create_session(
     // With no server (or no session) there is no control client: the hub
     // runs this in a one-shot process, which starts the server.
     let lines = target.run(cmd).await?;
-    rows::records(&lines, rows::SESSION_FIELDS.len())
-        .first()
-        .map(|r| rows::session(r))
+    rows::SESSION
+        .parse(&lines)
+        .into_iter()
+        .next()
         .ok_or_else(|| {
             ToolError::new(
                 "TmuxCommandError",
@@ -360,8 +361,8 @@ async fn kill_session(
         let mine = target::panes(&target)
             .await?
             .into_iter()
-            .find(|p| &p.info.pane_id == me);
-        if mine.is_some_and(|p| p.info.session_id.as_deref() == Some(session.session_id.as_str())) {
+            .find(|p| &p.pane_id == me);
+        if mine.is_some_and(|p| p.session_id.as_deref() == Some(session.session_id.as_str())) {
             return Err(ToolError::new(
                 "ExpectedToolError",
                 "Refusing to kill the session containing this MCP server's pane. Use a manual tmux command if intended.",

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::models::{PaneInfo, SessionInfo, WindowInfo};
-use super::rows::{self, PaneRow};
+use super::rows;
 use super::{App, Target, ToolError, ToolResult};
 use crate::tmux::{Command, PaneId, SessionId, WindowId};
 
@@ -93,7 +93,7 @@ impl SessionSel {
 
 /// Every session, in tmux's order.
 pub async fn sessions(target: &Target) -> ToolResult<Vec<SessionInfo>> {
-    let format = rows::format(rows::SESSION_FIELDS);
+    let format = rows::SESSION.template();
     let lines = match target
         .hub
         .run(&Command::new("list-sessions").opt("-F", format))
@@ -103,10 +103,7 @@ pub async fn sessions(target: &Target) -> ToolResult<Vec<SessionInfo>> {
         Err(crate::tmux::TmuxError::NoServer(_)) => return Ok(Vec::new()),
         Err(e) => return Err(e.into()),
     };
-    Ok(rows::records(&lines, rows::SESSION_FIELDS.len())
-        .iter()
-        .map(|r| rows::session(r))
-        .collect())
+    Ok(rows::SESSION.parse(&lines))
 }
 
 /// The session `sel` names, else the first one.
@@ -123,14 +120,11 @@ pub async fn session(target: &Target, sel: &SessionSel) -> ToolResult<SessionInf
 
 /// Every window of the server (`list-windows -a`), in tmux's order.
 pub async fn windows(target: &Target) -> ToolResult<Vec<WindowInfo>> {
-    let format = rows::format(rows::WINDOW_FIELDS);
+    let format = rows::WINDOW.template();
     let lines = target
         .run(Command::new("list-windows").flag("-a").opt("-F", format))
         .await?;
-    Ok(rows::records(&lines, rows::WINDOW_FIELDS.len())
-        .iter()
-        .map(|r| rows::window(r))
-        .collect())
+    Ok(rows::WINDOW.parse(&lines))
 }
 
 /// `window_id` / `window_index` plus the session.
@@ -191,7 +185,7 @@ async fn session_for_windows(
 }
 
 /// Every pane of the server (`list-panes -a`), in tmux's order.
-pub async fn panes(target: &Target) -> ToolResult<Vec<PaneRow>> {
+pub async fn panes(target: &Target) -> ToolResult<Vec<PaneInfo>> {
     panes_in(target, PaneScope::Server).await
 }
 
@@ -205,23 +199,20 @@ pub enum PaneScope {
 }
 
 /// The panes of `scope`, in tmux's order.
-pub async fn panes_in(target: &Target, scope: PaneScope) -> ToolResult<Vec<PaneRow>> {
-    let format = rows::format(rows::PANE_FIELDS);
+pub async fn panes_in(target: &Target, scope: PaneScope) -> ToolResult<Vec<PaneInfo>> {
+    let format = rows::PANE.template();
     let cmd = match scope {
         PaneScope::Server => Command::new("list-panes").flag("-a"),
         PaneScope::Session(session) => Command::new("list-panes").flag("-s").target(session),
         PaneScope::Window(window) => Command::new("list-panes").target(window),
     };
     let lines = target.run(cmd.opt("-F", format)).await?;
-    Ok(rows::records(&lines, rows::PANE_FIELDS.len())
-        .iter()
-        .map(|r| rows::pane(r))
-        .collect())
+    Ok(rows::PANE.parse(&lines))
 }
 
 /// One pane's row, by id (`display-message -p`: one round trip).
-pub async fn pane_row(target: &Target, pane: PaneId) -> ToolResult<PaneRow> {
-    let format = rows::format(rows::PANE_FIELDS);
+pub async fn pane_row(target: &Target, pane: PaneId) -> ToolResult<PaneInfo> {
+    let format = rows::PANE.template();
     let lines = target
         .run(
             Command::new("display-message")
@@ -231,10 +222,11 @@ pub async fn pane_row(target: &Target, pane: PaneId) -> ToolResult<PaneRow> {
         )
         .await?;
     // display-message does not fail on a missing pane; it prints empty fields.
-    rows::records(&lines, rows::PANE_FIELDS.len())
-        .first()
-        .map(|r| rows::pane(r))
-        .filter(|row| row.info.pane_id == pane.to_string())
+    rows::PANE
+        .parse(&lines)
+        .into_iter()
+        .next()
+        .filter(|row| row.pane_id == pane.to_string())
         .ok_or_else(|| pane_not_found(&pane.to_string()))
 }
 
@@ -277,9 +269,9 @@ pub async fn resolve_pane(target: &Target, sel: &PaneSel) -> ToolResult<PaneId> 
     let panes = panes(target).await?;
     let first = panes
         .iter()
-        .find(|p| p.info.window_id.as_deref() == Some(window.window_id.as_str()));
+        .find(|p| p.window_id.as_deref() == Some(window.window_id.as_str()));
     first
-        .map(|p| pane_id(&p.info.pane_id))
+        .map(|p| pane_id(&p.pane_id))
         .unwrap_or_else(|| Err(not_found("window_id", &window.window_id)))
 }
 
@@ -345,7 +337,7 @@ impl App {
             return Ok(false);
         }
         let panes = panes(target).await?;
-        Ok(panes.iter().map(|p| &p.info).any(|p| {
+        Ok(panes.iter().any(|p| {
             let hosts = p.pane_tty.as_ref().is_some_and(|tty| ttys.contains(tty));
             hosts
                 && match doomed {

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::bounded::{self, DEFAULT_BYTES, cut_to};
-use super::observe::{MAX_LINE, ReadInfo, Watch, watch_pane};
+use super::observe::{MAX_LINE, Watch, watch_pane};
 use super::run::is_plumbing;
 use super::server::Sock;
 use super::target::{self, PaneSel};
@@ -23,6 +23,7 @@ use super::{App, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::{CallContext, LogLevel};
 use crate::panes::LineView;
+use crate::panes::ReadInfo;
 use crate::panes::matcher::{LineBatch, Matcher};
 use crate::tmux::PaneId;
 
@@ -730,14 +731,14 @@ async fn capture_since(
     let watch = Watch::start(&target, id).await?;
     let mut next = Cursor {
         pane: id,
-        epoch: watch.pane.epoch,
+        epoch: watch.epoch(),
         pid: watch.pid,
         offset: 0,
         stop: None,
     };
     let (lines, missed, truncated_lines, truncated_bytes) =
         // A cursor is continuous only within one recording of one process.
-        match cursor.filter(|c| c.pane == id && c.epoch == watch.pane.epoch && c.pid == watch.pid) {
+        match cursor.filter(|c| c.pane == id && c.epoch == watch.epoch() && c.pid == watch.pid) {
             Some(c) => {
                 let (page, missed) = read_page(&watch, &c, max_lines, max_bytes);
                 next.offset = page.next;

@@ -193,7 +193,7 @@ async fn create_window(
     let session = target::session(&target, &args.session).await?;
     let mut cmd = Command::new("new-window")
         .flag("-P")
-        .opt("-F", rows::format(rows::WINDOW_FIELDS));
+        .opt("-F", rows::WINDOW.template());
     if !args.attach {
         cmd = cmd.flag("-d");
     }
@@ -206,9 +206,10 @@ async fn create_window(
     cmd = cmd.opt_if("-n", args.window_name.as_deref().map(spawn::literal));
     cmd = spawn.apply(cmd);
     let lines = target.run(cmd).await?;
-    rows::records(&lines, rows::WINDOW_FIELDS.len())
-        .first()
-        .map(|r| rows::window(r))
+    rows::WINDOW
+        .parse(&lines)
+        .into_iter()
+        .next()
         .ok_or_else(|| {
             ToolError::new(
                 "TmuxCommandError",
@@ -246,9 +247,10 @@ async fn kill_window(
         && let Some(me) = &app.config.caller.pane_id
     {
         let panes = target::panes(&target).await?;
-        if panes.iter().any(|p| {
-            &p.info.pane_id == me && p.info.window_id.as_deref() == Some(window.window_id.as_str())
-        }) {
+        if panes
+            .iter()
+            .any(|p| &p.pane_id == me && p.window_id.as_deref() == Some(window.window_id.as_str()))
+        {
             return Err(ToolError::new(
                 "ExpectedToolError",
                 "Refusing to kill the window containing this MCP server's pane. Use a manual tmux command if intended.",
