@@ -15,10 +15,35 @@
 //!   [`tmux::connection`] is the task that owns one `tmux -C` child;
 //!   [`tmux::hub`] keeps the control clients of one tmux server and the
 //!   registry of servers by socket.
-//! - [`panes`]: sans-IO per-pane state: the output ring (absolute offsets,
-//!   bounded) and the line view (escapes stripped, `\r` applied) waiters match.
+//! - [`panes`]: sans-IO per-pane state, knowing nothing of tmux: the
+//!   output ring (absolute offsets, bounded), the line view (escapes
+//!   stripped, `\r` applied) waiters match, and a waiter's [`panes::Follower`].
+//! - [`ids`]: the pane, window and session ids both sides name.
 //! - [`tools`]: the tool table (one file per group) that drives both
-//!   `tools/list` and `tools/call`, plus the result models.
+//!   `tools/list` and `tools/call`, plus the result models and their tmux
+//!   fields (`tools/rows.rs`).
+//!
+//! # A byte's path, from tmux to a waiting call
+//!
+//! 1. tmux writes `%output %3 …` on a control client's stdout; the
+//!    connection's `Reader::run` (`tmux/connection.rs`) reads it.
+//! 2. [`tmux::control::Parser::push`] decodes it into an `Event::Output`.
+//! 3. The reader hands it to its `Observer`: the `impl Observer for Panes`
+//!    in `tmux/output.rs` calls [`panes::registry::Panes::output`].
+//! 4. [`panes::Ring::append`] records it under the pane's short lock.
+//! 5. The pane's change signal is bumped (`Pane::bump`).
+//! 6. The waiter, asleep in `Pace::sleep` on `Watch::changed`
+//!    (`tools/wait/pace.rs`, `tools/observe.rs`), wakes; it reads from its
+//!    cursor with [`panes::Follower::read`] through a [`panes::LineView`].
+//! 7. The tool matches the lines and returns its result model; `mcp`
+//!    writes the answer on stdout.
+//!
+//! # Where a new tool goes
+//!
+//! One `ToolDef` row in the `register` function of its group's file in
+//! `src/tools/` (the toolset is part of the row), then
+//! `BLESS=1 cargo test --test it tools_catalog` and the README's table.
+//! tmux fields it reads get a `Schema` table (`tmux::format`).
 //! - [`cli`]: the command line (`serve`, `call`, `tools`, `doctor`, `demo`);
 //!   [`doctor`] checks an environment, [`demo`] drives the real server over
 //!   stdio on a private tmux server and narrates each step.
