@@ -16,7 +16,7 @@ use super::pane::{CAPTURE_DEFAULT, backstop};
 use super::server::Sock;
 use super::target::{self, PaneSel};
 use super::toolsets::Toolset;
-use super::{App, CREATE, DESTROY, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
+use super::{App, CREATE, DESTROY, ErrorKind, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::format::unvis;
@@ -91,7 +91,7 @@ fn check_buffer_name(name: &str) -> ToolResult<()> {
 fn buffer_error(command: &str, name: &str, e: TmuxError) -> ToolError {
     match e {
         TmuxError::Command(msg) => ToolError::new(
-            "TmuxCommandError",
+            ErrorKind::TmuxCommand,
             format!("{command} failed for '{name}': {}", msg.trim()),
         )
         .suggest("The buffer may have been deleted (paste_text and delete_buffer remove buffers); call load_buffer again."),
@@ -273,7 +273,7 @@ fn buffer_text(lines: &[Vec<u8>], escaped: bool, size: Option<usize>) -> ToolRes
     };
     let bytes = chosen.ok_or_else(|| {
         ToolError::new(
-            "TmuxCommandError",
+            ErrorKind::TmuxCommand,
             "show-buffer returned text that does not match the buffer's size",
         )
     })?;

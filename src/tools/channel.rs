@@ -15,7 +15,7 @@ use serde::Deserialize;
 use super::server::Sock;
 use super::toolsets::Toolset;
 use super::wait::{Pace, Woke};
-use super::{App, Hints, Target, ToolDef, ToolError, ToolResult};
+use super::{App, ErrorKind, Hints, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::{Command, TmuxError};
@@ -123,7 +123,7 @@ async fn wait_for_channel(
         Ok(_) => {}
         Err(TmuxError::Timeout(_)) => {
             return Err(ToolError::new(
-                "TimeoutError",
+                ErrorKind::Timeout,
                 format!(
                     "wait-for timeout: channel '{channel}' was not signalled within {}s",
                     secs(timeout)
@@ -145,7 +145,7 @@ async fn wait_for_channel(
         .await;
     match probe {
         Err(TmuxError::NoServer(_)) => Err(ToolError::new(
-            "TmuxServerNotRunning",
+            ErrorKind::TmuxServerNotRunning,
             format!(
                 "wait-for returned for channel '{channel}' but the tmux server is no longer running, so the channel was probably never signalled — tmux exits 0 for both. Re-check the work you were waiting on."
             ),
@@ -194,7 +194,7 @@ async fn signal_channel(
     {
         Ok(_) => Ok(format!("Channel '{channel}' signalled")),
         Err(TmuxError::Timeout(_)) => Err(ToolError::new(
-            "TimeoutError",
+            ErrorKind::Timeout,
             format!(
                 "signal-channel timeout after {}s: channel '{channel}'",
                 secs(SIGNAL_TIMEOUT)
@@ -207,13 +207,13 @@ async fn signal_channel(
 
 /// Never sent: the MCP layer drops the response of a cancelled request.
 fn cancelled() -> ToolError {
-    ToolError::new("Cancelled", "The request was cancelled.")
+    ToolError::new(ErrorKind::Cancelled, "The request was cancelled.")
 }
 
 fn failed(what: &str, channel: &str, e: TmuxError) -> ToolError {
     let kind = match e {
-        TmuxError::NoServer(_) => "TmuxServerNotRunning",
-        _ => "TmuxCommandError",
+        TmuxError::NoServer(_) => ErrorKind::TmuxServerNotRunning,
+        _ => ErrorKind::TmuxCommand,
     };
     let detail = match &e {
         TmuxError::Command(msg) | TmuxError::NoServer(msg) => msg.clone(),

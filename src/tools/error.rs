@@ -1,5 +1,7 @@
-//! [`ToolError`]: a failure the agent can read and act on, and how a
-//! tmux failure becomes one.
+//! [`ToolError`]: a failure the agent can read and act on, its
+//! [`ErrorKind`], and how a tmux failure becomes one.
+
+use std::fmt;
 
 use serde_json::json;
 
@@ -13,13 +15,13 @@ pub struct ToolError {
     pub message: String,
     pub suggestion: Option<String>,
     /// Kind of failure, reported in `_meta.error_type`.
-    pub kind: &'static str,
+    pub kind: ErrorKind,
     /// False for failures the agent cannot fix by changing its call.
     pub expected: bool,
 }
 
 impl ToolError {
-    pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),
             suggestion: None,
@@ -30,7 +32,7 @@ impl ToolError {
 
     /// Bad input, refused before tmux is touched.
     pub fn invalid(message: impl Into<String>) -> Self {
-        Self::new("ValidationError", message)
+        Self::new(ErrorKind::Validation, message)
     }
 
     pub fn suggest(mut self, suggestion: impl Into<String>) -> Self {
@@ -44,7 +46,7 @@ impl ToolError {
             None => self.message.clone(),
         };
         let mut result = CallToolResult::error(text);
-        let mut meta = json!({ "error_type": self.kind, "expected": self.expected });
+        let mut meta = json!({ "error_type": self.kind.as_str(), "expected": self.expected });
         if let Some(s) = self.suggestion {
             meta["suggestion"] = json!(s);
         }
@@ -57,17 +59,128 @@ impl From<TmuxError> for ToolError {
     fn from(e: TmuxError) -> Self {
         match &e {
             TmuxError::Command(msg) => target::classify(msg),
-            TmuxError::NoServer(_) => ToolError::new("TmuxServerNotRunning", e.to_string())
+            TmuxError::NoServer(_) => ToolError::new(ErrorKind::TmuxServerNotRunning, e.to_string())
                 .suggest("Check socket_name, or call list_servers to find running tmux servers."),
             TmuxError::Unsendable(_) => ToolError::invalid(e.to_string()),
-            TmuxError::NotResponding(_) => ToolError::new("TmuxServerNotResponding", e.to_string())
+            TmuxError::NotResponding(_) => ToolError::new(ErrorKind::TmuxServerNotResponding, e.to_string())
                 .suggest("Check the server with `tmux list-sessions` (a stopped server resumes with SIGCONT), or restart it."),
             _ => ToolError {
                 expected: false,
-                ..ToolError::new("TmuxError", e.to_string())
+                ..ToolError::new(ErrorKind::Tmux, e.to_string())
             },
         }
     }
 }
 
 pub type ToolResult<T> = Result<T, ToolError>;
+
+/// What kind of failure a [`ToolError`] reports. The spellings are the
+/// reference's (exception class names) where it has one, and part of the
+/// wire: clients may branch on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Bad input, refused before tmux is touched.
+    Validation,
+    /// A guard refused the call (the pane or server running this MCP server).
+    Refused,
+    /// A regular expression argument that does not compile. The reference
+    /// reports it under the generic name `error`.
+    BadRegex,
+    BadSessionName,
+    /// Unparsable JSON in an argument that carries JSON.
+    Json,
+    Cancelled,
+    Timeout,
+    /// tmux ran the command and refused it.
+    TmuxCommand,
+    /// Any other failure talking to tmux; not the agent's to fix.
+    Tmux,
+    TmuxServerNotRunning,
+    TmuxServerNotResponding,
+    TmuxServerGone,
+    TmuxSessionExists,
+    TmuxObjectDoesNotExist,
+    SessionNotFound,
+    WindowNotFound,
+    PaneNotFound,
+    PaneGone,
+    PaneDead,
+    NoWindowsExist,
+    NoPanesExist,
+}
+
+impl ErrorKind {
+    /// The wire spelling, in `_meta.error_type` and the audit log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Validation => "ValidationError",
+            ErrorKind::Refused => "ExpectedToolError",
+            ErrorKind::BadRegex => "error",
+            ErrorKind::BadSessionName => "BadSessionName",
+            ErrorKind::Json => "JSONError",
+            ErrorKind::Cancelled => "Cancelled",
+            ErrorKind::Timeout => "TimeoutError",
+            ErrorKind::TmuxCommand => "TmuxCommandError",
+            ErrorKind::Tmux => "TmuxError",
+            ErrorKind::TmuxServerNotRunning => "TmuxServerNotRunning",
+            ErrorKind::TmuxServerNotResponding => "TmuxServerNotResponding",
+            ErrorKind::TmuxServerGone => "TmuxServerGone",
+            ErrorKind::TmuxSessionExists => "TmuxSessionExists",
+            ErrorKind::TmuxObjectDoesNotExist => "TmuxObjectDoesNotExist",
+            ErrorKind::SessionNotFound => "SessionNotFound",
+            ErrorKind::WindowNotFound => "WindowNotFound",
+            ErrorKind::PaneNotFound => "PaneNotFound",
+            ErrorKind::PaneGone => "PaneGone",
+            ErrorKind::PaneDead => "PaneDead",
+            ErrorKind::NoWindowsExist => "NoWindowsExist",
+            ErrorKind::NoPanesExist => "NoPanesExist",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorKind::*;
+    use super::ToolError;
+
+    /// The spellings are part of the wire: pinned here, one per kind, so a
+    /// renamed variant cannot change what clients read.
+    #[test]
+    fn wire_spellings_are_pinned() {
+        let pinned = [
+            (Validation, "ValidationError"),
+            (Refused, "ExpectedToolError"),
+            (BadRegex, "error"),
+            (BadSessionName, "BadSessionName"),
+            (Json, "JSONError"),
+            (Cancelled, "Cancelled"),
+            (Timeout, "TimeoutError"),
+            (TmuxCommand, "TmuxCommandError"),
+            (Tmux, "TmuxError"),
+            (TmuxServerNotRunning, "TmuxServerNotRunning"),
+            (TmuxServerNotResponding, "TmuxServerNotResponding"),
+            (TmuxServerGone, "TmuxServerGone"),
+            (TmuxSessionExists, "TmuxSessionExists"),
+            (TmuxObjectDoesNotExist, "TmuxObjectDoesNotExist"),
+            (SessionNotFound, "SessionNotFound"),
+            (WindowNotFound, "WindowNotFound"),
+            (PaneNotFound, "PaneNotFound"),
+            (PaneGone, "PaneGone"),
+            (PaneDead, "PaneDead"),
+            (NoWindowsExist, "NoWindowsExist"),
+            (NoPanesExist, "NoPanesExist"),
+        ];
+        for (kind, spelling) in pinned {
+            assert_eq!(kind.as_str(), spelling);
+            let result = ToolError::new(kind, "m").into_result();
+            let meta = result.meta.expect("an error result carries _meta");
+            assert_eq!(meta["error_type"], spelling);
+        }
+    }
+}

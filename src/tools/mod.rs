@@ -47,6 +47,6 @@ mod window;
 
 pub use app::{App, Target};
 pub use catalog::Catalog;
-pub use error::{ToolError, ToolResult};
+pub use error::{ErrorKind, ToolError, ToolResult};
 pub use service::TmuxService;
 pub use tool::{ADJUST, CHANGE, CREATE, DESTROY, Hints, INPUT, READ, ToolDef};

@@ -12,7 +12,7 @@ use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 
 use super::target::{self, pane_not_found};
-use super::{Target, ToolError, ToolResult};
+use super::{ErrorKind, Target, ToolError, ToolResult};
 use crate::panes::Follower;
 use crate::tmux::connection::Connection;
 use crate::tmux::format::Schema;
@@ -130,7 +130,7 @@ impl Watch {
             Ok(lines) => lines,
             Err(crate::tmux::TmuxError::NoServer(_)) => {
                 return Err(ToolError::new(
-                    "TmuxServerGone",
+                    ErrorKind::TmuxServerGone,
                     "the tmux server went away while waiting",
                 ));
             }
@@ -139,11 +139,11 @@ impl Watch {
         let found = LIVENESS.parse(&lines).into_iter().next();
         match found.filter(|r| r.pane == Some(self.id)) {
             None => Err(ToolError::new(
-                "PaneGone",
+                ErrorKind::PaneGone,
                 format!("pane {} was closed while waiting", self.id),
             )),
             Some(r) if r.dead => Err(ToolError::new(
-                "PaneDead",
+                ErrorKind::PaneDead,
                 format!(
                     "pane {} exited while waiting (exit status {})",
                     self.id,

@@ -15,7 +15,7 @@ use super::spawn::SpawnArgs;
 use super::target::{self, PaneScope, PaneSel};
 use super::toolsets::Toolset;
 use super::window::WindowTarget;
-use super::{App, CREATE, DESTROY, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
+use super::{App, CREATE, DESTROY, ErrorKind, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::{Command, PaneId, format};
@@ -117,7 +117,7 @@ async fn list_panes(
         };
         match target::panes_in(&target, PaneScope::Session(scope)).await {
             // Report a missing session the way every other lookup does.
-            Err(e) if e.kind == "TmuxObjectDoesNotExist" => {
+            Err(e) if e.kind == ErrorKind::TmuxObjectDoesNotExist => {
                 target::session(&target, session).await?;
                 return Err(e);
             }
@@ -240,7 +240,7 @@ async fn split_window(
     let lines = target.run(cmd).await?;
     let mut info = rows::PANE.parse(&lines).pop().ok_or_else(|| {
         ToolError::new(
-            "TmuxCommandError",
+            ErrorKind::TmuxCommand,
             "tmux created the pane but did not describe it",
         )
     })?;
@@ -267,7 +267,7 @@ async fn kill_pane(
         && app.caller_socket_is(target.hub.socket(), true)
     {
         return Err(ToolError::new(
-            "ExpectedToolError",
+            ErrorKind::Refused,
             "Refusing to kill the pane running this MCP server. Use a manual tmux command if intended.",
         ));
     }

@@ -15,7 +15,7 @@ use super::server::Sock;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, PaneSel, SessionSel};
 use super::toolsets::Toolset;
-use super::{App, DESTROY, Hints, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
+use super::{App, DESTROY, ErrorKind, Hints, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::format::{Schema, flag, int, opt};
@@ -192,7 +192,7 @@ async fn send_keys_batch(
         .map(|t| tokio::time::Instant::now() + Duration::from_secs_f64(t.min(1e9)));
     let expired = || {
         ToolError::new(
-            "TimeoutError",
+            ErrorKind::Timeout,
             format!(
                 "batch execution exceeded timeout of {}s",
                 seconds(args.timeout.unwrap_or_default())
@@ -236,7 +236,7 @@ async fn send_keys_batch(
         };
         // A well-formed id names no pane until tmux says so: then, as for
         // any failed resolution, the row has no pane.
-        if matches!(&result, Err(e) if e.kind == "PaneNotFound") {
+        if matches!(&result, Err(e) if e.kind == ErrorKind::PaneNotFound) {
             resolved = None;
         }
         let elapsed = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
@@ -382,7 +382,7 @@ async fn respawn_pane(
         && app.caller_socket_is(target.hub.socket(), true)
     {
         return Err(ToolError::new(
-            "ExpectedToolError",
+            ErrorKind::Refused,
             "Refusing to respawn the pane running this MCP server. Use a manual tmux command if intended.",
         ));
     }
@@ -604,7 +604,7 @@ fn compile(pattern: &str, regex: bool, match_case: bool) -> ToolResult<Regex> {
     RegexBuilder::new(&source)
         .case_insensitive(!match_case)
         .build()
-        .map_err(|e| ToolError::new("error", format!("Invalid regex pattern: {e}")))
+        .map_err(|e| ToolError::new(ErrorKind::BadRegex, format!("Invalid regex pattern: {e}")))
 }
 
 /// Numeric pane-id order (`%2` before `%10`); anything else last.
@@ -739,7 +739,7 @@ async fn capture_all(
     let mut out: Vec<Option<Vec<Vec<u8>>>> = vec![None; panes.len()];
     while let Some(joined) = set.join_next().await {
         let (i, reply) =
-            joined.map_err(|e| ToolError::new("TmuxError", format!("capture failed: {e}")))?;
+            joined.map_err(|e| ToolError::new(ErrorKind::Tmux, format!("capture failed: {e}")))?;
         match reply {
             Ok(lines) => out[i] = Some(lines),
             Err(TmuxError::Command(msg)) if msg.contains("can't find pane") => {}
@@ -775,7 +775,7 @@ mod tests {
             "{}",
             bad.message
         );
-        assert_eq!(bad.kind, "error");
+        assert_eq!(bad.kind.as_str(), "error");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use super::spawn;
 use super::target::{self, PaneSel};
 use super::toolsets::Toolset;
 use super::window::WindowTarget;
-use super::{ADJUST, App, CHANGE, READ, Target, ToolDef, ToolError, ToolResult};
+use super::{ADJUST, App, CHANGE, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::{Command, PaneId, TmuxError, WindowId, format};
@@ -274,7 +274,7 @@ async fn find_pane_by_position(
     let id = target::window_id(&window.window_id)?;
     let mut info = pane_at(window_panes(&target, id).await?, args.corner).ok_or_else(|| {
         ToolError::new(
-            "ExpectedToolError",
+            ErrorKind::Refused,
             format!(
                 "No pane found at corner '{}' in window {id}. This is unusual — built-in layouts always have a pane at every corner.",
                 args.corner.name()
@@ -359,8 +359,9 @@ async fn select_pane(
             // against a client's current window on older tmux.
             let panes = window_panes(&target, id).await?;
             let forward = matches!(direction, PaneDirection::Next);
-            let next = neighbour(&panes, forward)
-                .ok_or_else(|| ToolError::new("NoPanesExist", "The window has no panes."))?;
+            let next = neighbour(&panes, forward).ok_or_else(|| {
+                ToolError::new(ErrorKind::NoPanesExist, "The window has no panes.")
+            })?;
             let pane = target::pane_id(&next.pane_id)?;
             target.run(Command::new("select-pane").target(pane)).await?;
             return pane_info(&app, &target, pane).await;
@@ -373,7 +374,7 @@ async fn select_pane(
         .await?
         .into_iter()
         .find(|p| p.pane_active.as_deref() == Some("1"))
-        .ok_or_else(|| ToolError::new("NoPanesExist", "The window has no active pane."))?;
+        .ok_or_else(|| ToolError::new(ErrorKind::NoPanesExist, "The window has no active pane."))?;
     app.mark_caller(&target, &mut active);
     Ok(active)
 }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::pane::trimmed_lines;
 use super::target;
-use super::{App, Target, ToolError};
+use super::{App, ErrorKind, Target, ToolError};
 use crate::mcp::{CompletionRef, CompletionRequest, ServiceError};
 use crate::tmux::Command;
 
@@ -189,7 +189,7 @@ pub async fn read(app: Arc<App>, uri: String) -> Result<Vec<Value>, ServiceError
 
 fn pretty<T: Serialize>(value: &T) -> Result<String, ToolError> {
     serde_json::to_string_pretty(value)
-        .map_err(|e| ToolError::new("JSONError", format!("could not encode: {e}")))
+        .map_err(|e| ToolError::new(ErrorKind::Json, format!("could not encode: {e}")))
 }
 
 async fn render(app: &App, parsed: Parsed) -> Result<(&'static str, String), ToolError> {
@@ -214,7 +214,10 @@ async fn render(app: &App, parsed: Parsed) -> Result<(&'static str, String), Too
                 .into_iter()
                 .find(|w| w.window_index.as_deref() == Some(index.as_str()))
                 .ok_or_else(|| {
-                    ToolError::new("WindowNotFound", format!("Window not found: index {index}"))
+                    ToolError::new(
+                        ErrorKind::WindowNotFound,
+                        format!("Window not found: index {index}"),
+                    )
                 })?;
             let mut panes: Vec<_> = target::panes(&target)
                 .await?
@@ -257,7 +260,12 @@ async fn session_named(
         .await?
         .into_iter()
         .find(|s| s.session_name.as_deref() == Some(name))
-        .ok_or_else(|| ToolError::new("SessionNotFound", format!("Session not found: {name}")))
+        .ok_or_else(|| {
+            ToolError::new(
+                ErrorKind::SessionNotFound,
+                format!("Session not found: {name}"),
+            )
+        })
 }
 
 async fn windows_of(

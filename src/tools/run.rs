@@ -22,7 +22,7 @@ use super::server::Sock;
 use super::target::PaneSel;
 use super::toolsets::Toolset;
 use super::wait::{Cursor, Pace, Woke, seconds};
-use super::{App, INPUT, Target, ToolDef, ToolError, ToolResult};
+use super::{App, ErrorKind, INPUT, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::panes::LineView;
@@ -423,7 +423,7 @@ async fn collect(
         // Output, a progress tick or the deadline: read again.
         if let Woke::Cancelled = pace.sleep(watch.changed(pace.left())).await {
             return Err(ToolError::new(
-                "Cancelled",
+                ErrorKind::Cancelled,
                 "run_command was cancelled; the command keeps running",
             ));
         }

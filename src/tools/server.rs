@@ -15,7 +15,9 @@ use super::rows;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, SessionSel};
 use super::toolsets::Toolset;
-use super::{App, CHANGE, CREATE, DESTROY, READ, Target, ToolDef, ToolError, ToolResult};
+use super::{
+    App, CHANGE, CREATE, DESTROY, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult,
+};
 use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::socket::{SocketSpec, socket_dir};
@@ -241,7 +243,7 @@ async fn kill_server(
 ) -> ToolResult<String> {
     if app.caller_socket_is(target.hub.socket(), true) {
         return Err(ToolError::new(
-            "ExpectedToolError",
+            ErrorKind::Refused,
             "Refusing to kill the tmux server while this MCP server is running inside it. Use a manual tmux command if intended.",
         ));
     }
@@ -313,7 +315,7 @@ async fn create_session(
             .any(|s| s.session_name.as_deref() == Some(name));
         if exists {
             return Err(ToolError::new(
-                "TmuxSessionExists",
+                ErrorKind::TmuxSessionExists,
                 format!("Session named {name} exists"),
             ));
         }
@@ -337,7 +339,7 @@ async fn create_session(
         .next()
         .ok_or_else(|| {
             ToolError::new(
-                "TmuxCommandError",
+                ErrorKind::TmuxCommand,
                 "tmux created the session but did not describe it",
             )
         })
@@ -364,7 +366,7 @@ async fn kill_session(
             .find(|p| &p.pane_id == me);
         if mine.is_some_and(|p| p.session_id.as_deref() == Some(session.session_id.as_str())) {
             return Err(ToolError::new(
-                "ExpectedToolError",
+                ErrorKind::Refused,
                 "Refusing to kill the session containing this MCP server's pane. Use a manual tmux command if intended.",
             ));
         }

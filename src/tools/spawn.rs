@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolError, ToolResult};
+use super::{ErrorKind, ToolError, ToolResult};
 use crate::tmux::Command;
 
 /// `environment`: an object of strings, or a JSON string of one.
@@ -210,7 +210,7 @@ pub fn session_name(name: &str) -> ToolResult<()> {
         return Ok(());
     };
     Err(ToolError::new(
-        "BadSessionName",
+        ErrorKind::BadSessionName,
         format!("Bad session name: {reason} (session name: {name})"),
     ))
 }

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::models::{PaneInfo, SessionInfo, WindowInfo};
 use super::rows;
-use super::{App, Target, ToolError, ToolResult};
+use super::{App, ErrorKind, Target, ToolError, ToolResult};
 use crate::tmux::{Command, PaneId, SessionId, WindowId};
 
 const DISCOVER: &str = "Call list_sessions / list_windows / list_panes to discover valid ids.";
@@ -24,22 +24,28 @@ pub fn classify(msg: &str) -> ToolError {
         return pane_not_found(rest);
     }
     if msg.starts_with("can't find session") || msg.starts_with("can't find window") {
-        return ToolError::new("TmuxObjectDoesNotExist", format!("Object not found: {msg}"))
-            .suggest(DISCOVER);
+        return ToolError::new(
+            ErrorKind::TmuxObjectDoesNotExist,
+            format!("Object not found: {msg}"),
+        )
+        .suggest(DISCOVER);
     }
     if let Some(name) = msg.strip_prefix("duplicate session: ") {
-        return ToolError::new("TmuxSessionExists", format!("Session named {name} exists"));
+        return ToolError::new(
+            ErrorKind::TmuxSessionExists,
+            format!("Session named {name} exists"),
+        );
     }
-    ToolError::new("TmuxCommandError", format!("tmux error: {msg}"))
+    ToolError::new(ErrorKind::TmuxCommand, format!("tmux error: {msg}"))
 }
 
 pub fn pane_not_found(id: &str) -> ToolError {
-    ToolError::new("PaneNotFound", format!("Pane not found: {id}")).suggest(DISCOVER_PANES)
+    ToolError::new(ErrorKind::PaneNotFound, format!("Pane not found: {id}")).suggest(DISCOVER_PANES)
 }
 
 fn not_found(key: &str, value: &str) -> ToolError {
     ToolError::new(
-        "TmuxObjectDoesNotExist",
+        ErrorKind::TmuxObjectDoesNotExist,
         format!("Object not found: Could not find {key}={value}"),
     )
     .suggest(DISCOVER)
@@ -154,9 +160,9 @@ pub async fn window(target: &Target, sel: &WindowSel<'_>) -> ToolResult<WindowIn
         Some(index) => in_session
             .find(|w| w.window_index.as_deref() == Some(index))
             .ok_or_else(|| not_found("window_index", index)),
-        None => in_session
-            .next()
-            .ok_or_else(|| ToolError::new("NoWindowsExist", "The session has no windows.")),
+        None => in_session.next().ok_or_else(|| {
+            ToolError::new(ErrorKind::NoWindowsExist, "The session has no windows.")
+        }),
     }
 }
 
@@ -307,7 +313,7 @@ impl App {
 /// the client showing this MCP server's session runs.
 pub fn hosts_caller_error(what: &str) -> ToolError {
     ToolError::new(
-        "ExpectedToolError",
+        ErrorKind::Refused,
         format!(
             "Refusing to kill the {what} hosting the tmux client this MCP server's session is shown through (nested tmux). Use a manual tmux command if intended."
         ),

@@ -219,7 +219,12 @@ impl ToolDef {
                 };
                 let millis = started.elapsed().as_secs_f64() * 1000.0;
                 if audit {
-                    audit::record(name, &raw, outcome.as_ref().err().map(|e| e.kind), millis);
+                    audit::record(
+                        name,
+                        &raw,
+                        outcome.as_ref().err().map(|e| e.kind.as_str()),
+                        millis,
+                    );
                 }
                 match outcome {
                     Ok(out) => to_result(out, wrapped),

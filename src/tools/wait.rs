@@ -19,7 +19,7 @@ use super::run::is_plumbing;
 use super::server::Sock;
 use super::target::{self, PaneSel};
 use super::toolsets::Toolset;
-use super::{App, READ, Target, ToolDef, ToolError, ToolResult};
+use super::{App, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::{CallContext, LogLevel};
 use crate::panes::LineView;
@@ -472,7 +472,10 @@ async fn wait_for_text(
         // Whatever woke it (output, a progress tick, the deadline), read
         // again: the read after the deadline is the last.
         if let Woke::Cancelled = pace.sleep(watch.changed(pace.left())).await {
-            return Err(ToolError::new("Cancelled", "wait_for_text was cancelled"));
+            return Err(ToolError::new(
+                ErrorKind::Cancelled,
+                "wait_for_text was cancelled",
+            ));
         }
     }
 }

@@ -12,7 +12,9 @@ use super::server::Sock;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, SessionSel, WindowSel};
 use super::toolsets::Toolset;
-use super::{App, CHANGE, CREATE, DESTROY, READ, Target, ToolDef, ToolError, ToolResult};
+use super::{
+    App, CHANGE, CREATE, DESTROY, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult,
+};
 use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::Command;
@@ -212,7 +214,7 @@ async fn create_window(
         .next()
         .ok_or_else(|| {
             ToolError::new(
-                "TmuxCommandError",
+                ErrorKind::TmuxCommand,
                 "tmux created the window but did not describe it",
             )
         })
@@ -252,7 +254,7 @@ async fn kill_window(
             .any(|p| &p.pane_id == me && p.window_id.as_deref() == Some(window.window_id.as_str()))
         {
             return Err(ToolError::new(
-                "ExpectedToolError",
+                ErrorKind::Refused,
                 "Refusing to kill the window containing this MCP server's pane. Use a manual tmux command if intended.",
             ));
         }
@@ -391,7 +393,12 @@ async fn select_window(
             w.session_id.as_deref() == Some(session.session_id.as_str())
                 && w.window_active.as_deref() == Some("1")
         })
-        .ok_or_else(|| ToolError::new("NoWindowsExist", "The session has no current window."))
+        .ok_or_else(|| {
+            ToolError::new(
+                ErrorKind::NoWindowsExist,
+                "The session has no current window.",
+            )
+        })
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
