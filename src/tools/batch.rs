@@ -135,23 +135,35 @@ async fn call_read_tools_batch(
             "operations must contain at most {MAX_OPERATIONS} tool calls"
         )));
     }
-    let mut results = Vec::new();
+    let mut rows = BoundedRows::default();
     let mut stopped_at = None;
-    let (mut sizes, mut total, mut elided, mut truncated_bytes) =
-        (Vec::new(), 0usize, 0usize, 0usize);
     for (index, op) in args.operations.into_iter().enumerate() {
         if ctx.cancel.is_cancelled() {
             break;
         }
-        let started = Instant::now();
-        let outcome = match nested(&app, &op.tool) {
-            Err(message) => Err(message),
-            Ok(tool) => Ok(tool
-                .call(app.clone(), Value::Object(op.arguments), ctx.clone())
-                .await),
-        };
-        let row = match outcome {
-            Err(message) => ToolCallOperationResult {
+        let row = run_operation(&app, index, op, &ctx).await;
+        let failed = !row.success;
+        rows.push(row);
+        if failed && args.on_error == OnError::Stop {
+            stopped_at = Some(index as i64);
+            break;
+        }
+    }
+    Ok(rows.finish(stopped_at))
+}
+
+/// One operation, through the same pipeline as a direct call; a refusal or
+/// a failure is a row.
+async fn run_operation(
+    app: &Arc<App>,
+    index: usize,
+    op: ToolCallOperation,
+    ctx: &CallContext,
+) -> ToolCallOperationResult {
+    let started = Instant::now();
+    let result = match nested(app, &op.tool) {
+        Err(message) => {
+            return ToolCallOperationResult {
                 index: index as i64,
                 tool: op.tool,
                 success: false,
@@ -160,68 +172,89 @@ async fn call_read_tools_batch(
                 structured_content: None,
                 meta: None,
                 elapsed_seconds: started.elapsed().as_secs_f64(),
-            },
-            Ok(result) => {
-                let error = result.is_error.then(|| {
-                    result
-                        .content
-                        .first()
-                        .and_then(|c| c["text"].as_str())
-                        .unwrap_or_default()
-                        .to_owned()
-                });
-                ToolCallOperationResult {
-                    index: index as i64,
-                    tool: op.tool,
-                    success: !result.is_error,
-                    content: unrepeated(
-                        result.content,
-                        result.structured_content.is_some(),
-                        error.as_deref(),
-                    ),
-                    error,
-                    structured_content: result.structured_content,
-                    meta: result.meta,
-                    elapsed_seconds: started.elapsed().as_secs_f64(),
-                }
-            }
-        };
-        let failed = !row.success;
-        // The response carries every row twice (structured and text). Rows
-        // are measured once, as they come; past the bound the oldest rows
-        // lose their nested payloads, so memory stays bounded too.
-        let size = 2 * serde_json::to_string(&row).map_or(0, |s| s.len());
-        sizes.push(size);
-        total += size;
-        results.push(row);
-        while total > MAX_RESPONSE && elided < results.len() {
-            let r = &mut results[elided];
+            };
+        }
+        Ok(tool) => {
+            tool.call(app.clone(), Value::Object(op.arguments), ctx.clone())
+                .await
+        }
+    };
+    let error = result.is_error.then(|| {
+        result
+            .content
+            .first()
+            .and_then(|c| c["text"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    });
+    ToolCallOperationResult {
+        index: index as i64,
+        tool: op.tool,
+        success: !result.is_error,
+        content: unrepeated(
+            result.content,
+            result.structured_content.is_some(),
+            error.as_deref(),
+        ),
+        error,
+        structured_content: result.structured_content,
+        meta: result.meta,
+        elapsed_seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+/// The rows of a batch under [`MAX_RESPONSE`]. The response carries every
+/// row twice (structured and text). Rows are measured once, as they come;
+/// past the bound the oldest rows lose their nested payloads, so memory
+/// stays bounded too.
+#[derive(Default)]
+struct BoundedRows {
+    results: Vec<ToolCallOperationResult>,
+    /// Each row's size in the response, both copies counted.
+    sizes: Vec<usize>,
+    total: usize,
+    /// Rows before this one have lost their payloads.
+    elided: usize,
+    truncated_bytes: usize,
+}
+
+fn response_size(row: &ToolCallOperationResult) -> usize {
+    2 * serde_json::to_string(row).map_or(0, |s| s.len())
+}
+
+impl BoundedRows {
+    fn push(&mut self, row: ToolCallOperationResult) {
+        let size = response_size(&row);
+        self.sizes.push(size);
+        self.total += size;
+        self.results.push(row);
+        while self.total > MAX_RESPONSE && self.elided < self.results.len() {
+            let i = self.elided;
+            let r = &mut self.results[i];
             let text = format!(
                 "[... batch truncated nested content: call {} alone for its result ...]",
                 r.tool
             );
             r.content = vec![json!({"type": "text", "text": text})];
             r.structured_content = None;
-            let now = 2 * serde_json::to_string(&*r).map_or(0, |s| s.len());
-            truncated_bytes += sizes[elided].saturating_sub(now) / 2;
-            total = total - sizes[elided] + now;
-            sizes[elided] = now;
-            elided += 1;
-        }
-        if failed && args.on_error == OnError::Stop {
-            stopped_at = Some(index as i64);
-            break;
+            let now = response_size(r);
+            self.truncated_bytes += self.sizes[i].saturating_sub(now) / 2;
+            self.total = self.total - self.sizes[i] + now;
+            self.sizes[i] = now;
+            self.elided += 1;
         }
     }
-    let succeeded = results.iter().filter(|r| r.success).count() as i64;
-    let failed = results.len() as i64 - succeeded;
-    let batch = ToolCallBatchResult {
-        results,
-        succeeded,
-        failed,
-        stopped_at,
-        response_truncated: elided > 0,
-        response_truncated_bytes: truncated_bytes as i64,
-    };
-    Ok(batch)
+
+    fn finish(self, stopped_at: Option<i64>) -> ToolCallBatchResult {
+        let succeeded = self.results.iter().filter(|r| r.success).count() as i64;
+        let failed = self.results.len() as i64 - succeeded;
+        ToolCallBatchResult {
+            results: self.results,
+            succeeded,
+            failed,
+            stopped_at,
+            response_truncated: self.elided > 0,
+            response_truncated_bytes: self.truncated_bytes as i64,
+        }
+    }
 }

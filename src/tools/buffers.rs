@@ -180,14 +180,10 @@ pub struct PasteBufferArgs {
     #[serde(flatten)]
     pane: PaneSel,
     /// Bracketed paste, when the program enabled it.
-    #[serde(default = "yes")]
+    #[serde(default = "super::pane::yes")]
     bracket: bool,
     #[serde(flatten)]
     _sock: Sock,
-}
-
-fn yes() -> bool {
-    true
 }
 
 async fn paste_buffer(
@@ -311,18 +307,12 @@ async fn show_buffer(
             .await
             .map_err(|e| buffer_error("show-buffer", &args.buffer_name, e))
     };
-    let version = async {
-        target
-            .run(Command::new("display-message").flag("-p").arg("#{version}"))
-            .await
-    };
     // All three go out at once on the control client.
-    let (lines, version, size) =
-        tokio::try_join!(show, version, buffer_size(&target, &args.buffer_name))?;
-    let version = version
-        .first()
-        .map(|v| String::from_utf8_lossy(v).into_owned())
-        .unwrap_or_default();
+    let (lines, version, size) = tokio::try_join!(
+        show,
+        target::tmux_version(&target),
+        buffer_size(&target, &args.buffer_name)
+    )?;
     let text = buffer_text(&lines, escapes_show_buffer(&version), size)?;
     let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
     if text.ends_with('\n') {

@@ -12,13 +12,13 @@ use super::models::{PaneInfo, PaneSnapshot};
 use super::rows;
 use super::server::Sock;
 use super::spawn::SpawnArgs;
-use super::target::{self, PaneScope, PaneSel};
+use super::target::{self, Doomed, PaneScope, PaneSel};
 use super::toolsets::Toolset;
 use super::window::WindowTarget;
 use super::{App, CREATE, DESTROY, ErrorKind, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
-use crate::tmux::{Command, PaneId, format};
+use crate::tmux::{Command, PaneId};
 
 pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(ToolDef::new(
@@ -263,38 +263,10 @@ async fn kill_pane(
     _: CallContext,
 ) -> ToolResult<String> {
     let pane = target::pane_id(&args.pane_id)?;
-    if app.config.caller.pane_id.as_deref() == Some(pane.to_string().as_str())
-        && app.caller_socket_is(target.hub.socket(), true)
-    {
-        return Err(ToolError::new(
-            ErrorKind::Refused,
-            "Refusing to kill the pane running this MCP server. Use a manual tmux command if intended.",
-        ));
-    }
-    if app
-        .hosts_caller_client(&target, target::Doomed::Pane(&pane.to_string()))
-        .await?
-    {
-        return Err(target::hosts_caller_error("pane"));
-    }
+    app.refuse_self_harm(&target, Doomed::Pane(pane)).await?;
     // The hub runs the kill in a process of its own and forgets a client of
     // ours whose session went with the pane.
-    let format = format::template(&["pane_id"]);
-    let lines = target
-        .run(
-            Command::new("display-message")
-                .flag("-p")
-                .target(pane)
-                .arg(format),
-        )
-        .await?;
-    let found = format::records(&lines, 1)
-        .into_iter()
-        .next()
-        .is_some_and(|r| r[0] == pane.to_string());
-    if !found {
-        return Err(target::pane_not_found(&pane.to_string()));
-    }
+    target::pane_record(&target, pane, &["pane_id"]).await?;
     target.run(Command::new("kill-pane").target(pane)).await?;
     Ok(format!("Pane killed: {pane}"))
 }
@@ -468,21 +440,11 @@ async fn snapshot_pane(
         app.config.limits.tool_result,
     )?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
-    let info = Command::new("display-message")
-        .flag("-p")
-        .target(pane)
-        .arg(rows::SNAPSHOT.template());
+    let info = target::display_pane(&target, pane, rows::SNAPSHOT.template());
     let capture = Command::new("capture-pane").flag("-p").target(pane);
     // Both go out at once on the control client; replies come in order.
-    let (info, capture) = tokio::try_join!(target.run(info), target.run(capture))?;
-    // display-message does not fail on a missing pane: it prints empty
-    // fields, so the pane id is the first field and must match.
-    let mut snap = rows::SNAPSHOT
-        .parse(&info)
-        .into_iter()
-        .next()
-        .filter(|s| s.pane_id == pane.to_string())
-        .ok_or_else(|| target::pane_not_found(&pane.to_string()))?;
+    let (info, capture) = tokio::try_join!(info, target.run(capture))?;
+    let mut snap = target::own_record(pane, rows::SNAPSHOT.parse(&info), |s| s.pane_id.as_str())?;
     let lines = trimmed_lines(&capture);
     let cut = bounded::lines_to_cut(&lines, bound);
     snap.content = backstop(lines[cut..].join("\n"), bound.1);

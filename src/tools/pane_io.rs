@@ -13,7 +13,7 @@ use super::bounded::DEFAULT_BYTES;
 use super::pane::{self, Typing};
 use super::server::Sock;
 use super::spawn::{self, SpawnArgs};
-use super::target::{self, PaneSel, SessionSel};
+use super::target::{self, Doomed, PaneSel, SessionSel};
 use super::toolsets::Toolset;
 use super::{App, DESTROY, ErrorKind, Hints, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
@@ -149,8 +149,9 @@ pub struct SendKeysBatchResult {
 
 const MAX_OPERATIONS: usize = 1000;
 
-/// Seconds as Python prints a float (`5.0`, `0.25`).
-fn seconds(t: f64) -> String {
+/// A float the way Python prints it (`5.0`, `0.25`), as the reference's
+/// messages show numbers.
+fn python_float(t: f64) -> String {
     if t.fract() == 0.0 && t.abs() < 1e15 {
         format!("{t:.1}")
     } else {
@@ -171,6 +172,40 @@ async fn send_keys_batch(
     args: SendKeysBatchArgs,
     _: CallContext,
 ) -> ToolResult<SendKeysBatchResult> {
+    check_batch(&args)?;
+    let deadline = BatchDeadline::new(args.timeout);
+    let mut out = SendKeysBatchResult {
+        results: Vec::new(),
+        succeeded: 0,
+        failed: 0,
+        stopped_at: None,
+    };
+    for (index, op) in args.operations.into_iter().enumerate() {
+        let started = Instant::now();
+        let (pane, result) = send_one(&target, op, &deadline).await;
+        let elapsed = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+        let failed = result.is_err();
+        out.results.push(SendKeysOperationResult {
+            index,
+            pane_id: pane.map(|p| p.to_string()),
+            success: !failed,
+            error: result.err().map(|e| error_text(&e)),
+            elapsed_seconds: elapsed,
+        });
+        if failed {
+            out.failed += 1;
+            if matches!(args.on_error, OnError::Stop) {
+                out.stopped_at = Some(index);
+                break;
+            }
+        } else {
+            out.succeeded += 1;
+        }
+    }
+    Ok(out)
+}
+
+fn check_batch(args: &SendKeysBatchArgs) -> ToolResult<()> {
     if args.operations.is_empty() {
         return Err(ToolError::invalid("operations must not be empty"));
     }
@@ -187,78 +222,76 @@ async fn send_keys_batch(
             "timeout must be a positive number of seconds or null (received {t})"
         )));
     }
-    let deadline = args
-        .timeout
-        .map(|t| tokio::time::Instant::now() + Duration::from_secs_f64(t.min(1e9)));
-    let expired = || {
+    Ok(())
+}
+
+/// The optional time limit of a whole batch.
+struct BatchDeadline {
+    at: Option<tokio::time::Instant>,
+    timeout: f64,
+}
+
+impl BatchDeadline {
+    fn new(timeout: Option<f64>) -> Self {
+        BatchDeadline {
+            at: timeout.map(|t| tokio::time::Instant::now() + Duration::from_secs_f64(t.min(1e9))),
+            timeout: timeout.unwrap_or_default(),
+        }
+    }
+
+    fn expired(&self) -> ToolError {
         ToolError::new(
             ErrorKind::Timeout,
             format!(
                 "batch execution exceeded timeout of {}s",
-                seconds(args.timeout.unwrap_or_default())
+                python_float(self.timeout)
             ),
         )
-    };
-    let mut out = SendKeysBatchResult {
-        results: Vec::new(),
-        succeeded: 0,
-        failed: 0,
-        stopped_at: None,
-    };
-    for (index, op) in args.operations.into_iter().enumerate() {
-        let started = Instant::now();
-        let mut resolved = None;
-        let run = async {
-            let sel = PaneSel {
-                pane_id: op.pane_id,
-                session_name: op.session_name,
-                session_id: op.session_id,
-                window_id: op.window_id,
-            };
-            let pane = target::resolve_pane(&target, &sel).await?;
-            resolved = Some(pane);
-            let how = Typing {
-                enter: op.enter,
-                literal: op.literal,
-                suppress_history: op.suppress_history,
-            };
-            pane::type_keys(&target, pane, &op.keys, how).await
-        };
-        let result = match deadline {
-            None => run.await,
-            Some(at) if tokio::time::Instant::now() >= at => {
-                drop(run);
-                Err(expired())
-            }
-            Some(at) => tokio::time::timeout_at(at, run)
+    }
+
+    /// Runs `work` unless the deadline has passed, and no longer than it.
+    async fn bound<T>(&self, work: impl Future<Output = ToolResult<T>>) -> ToolResult<T> {
+        match self.at {
+            None => work.await,
+            Some(at) if tokio::time::Instant::now() >= at => Err(self.expired()),
+            Some(at) => tokio::time::timeout_at(at, work)
                 .await
-                .unwrap_or_else(|_| Err(expired())),
-        };
-        // A well-formed id names no pane until tmux says so: then, as for
-        // any failed resolution, the row has no pane.
-        if matches!(&result, Err(e) if e.kind == ErrorKind::PaneNotFound) {
-            resolved = None;
-        }
-        let elapsed = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
-        let failed = result.is_err();
-        out.results.push(SendKeysOperationResult {
-            index,
-            pane_id: resolved.map(|p| p.to_string()),
-            success: !failed,
-            error: result.err().map(|e| error_text(&e)),
-            elapsed_seconds: elapsed,
-        });
-        if failed {
-            out.failed += 1;
-            if matches!(args.on_error, OnError::Stop) {
-                out.stopped_at = Some(index);
-                break;
-            }
-        } else {
-            out.succeeded += 1;
+                .unwrap_or_else(|_| Err(self.expired())),
         }
     }
-    Ok(out)
+}
+
+/// Runs one operation: the pane it reached (none when its target was not
+/// found), and the outcome.
+async fn send_one(
+    target: &Target,
+    op: SendKeysOperation,
+    deadline: &BatchDeadline,
+) -> (Option<PaneId>, ToolResult<()>) {
+    let mut resolved = None;
+    let run = async {
+        let sel = PaneSel {
+            pane_id: op.pane_id,
+            session_name: op.session_name,
+            session_id: op.session_id,
+            window_id: op.window_id,
+        };
+        let pane = target::resolve_pane(target, &sel).await?;
+        resolved = Some(pane);
+        let how = Typing {
+            enter: op.enter,
+            literal: op.literal,
+            suppress_history: op.suppress_history,
+        };
+        pane::type_keys(target, pane, &op.keys, how).await
+    };
+    let result = deadline.bound(run).await;
+    // A well-formed id names no pane until tmux says so: then, as for
+    // any failed resolution, the row has no pane.
+    if matches!(&result, Err(e) if e.kind == ErrorKind::PaneNotFound) {
+        resolved = None;
+    }
+    (resolved, result)
 }
 
 // ---------------------------------------------------------------- paste_text
@@ -378,14 +411,8 @@ async fn respawn_pane(
 ) -> ToolResult<super::models::PaneInfo> {
     let spawn = args.spawn.check()?;
     let pane = target::pane_id(&args.pane_id)?;
-    if app.config.caller.pane_id.as_deref() == Some(pane.to_string().as_str())
-        && app.caller_socket_is(target.hub.socket(), true)
-    {
-        return Err(ToolError::new(
-            ErrorKind::Refused,
-            "Refusing to respawn the pane running this MCP server. Use a manual tmux command if intended.",
-        ));
-    }
+    app.refuse_self_harm(&target, Doomed::Respawned(pane))
+        .await?;
     let mut cmd = Command::new("respawn-pane").target(pane);
     if args.kill {
         cmd = cmd.flag("-k");
@@ -633,22 +660,7 @@ async fn search_panes(
     } else {
         None
     };
-    let lines = target
-        .run(
-            Command::new("list-panes")
-                .flag("-a")
-                .opt("-F", SEARCH.template()),
-        )
-        .await?;
-    let mut seen = std::collections::HashSet::new();
-    let candidates: Vec<PaneContentMatch> = SEARCH
-        .parse(&lines)
-        .into_iter()
-        .filter(|m| session.is_none() || m.session_id == session)
-        // A window linked into several sessions lists its panes once per session.
-        .filter(|m| seen.insert(m.pane_id.clone()))
-        .collect();
-
+    let candidates = search_candidates(&target, session).await?;
     let captures = capture_all(&target, &candidates, args.content_start, args.content_end).await?;
     let cap = args.max_matched_lines_per_pane as usize;
     let mut lines_capped = false;
@@ -671,21 +683,50 @@ async fn search_panes(
         matches.push(m);
     }
     matches.sort_by_key(|m| pane_order(&m.pane_id));
+    Ok(search_page(matches, lines_capped, args.offset, args.limit))
+}
 
+/// Every pane of the server, or of one session (by id), each listed once.
+async fn search_candidates(
+    target: &Target,
+    session: Option<String>,
+) -> ToolResult<Vec<PaneContentMatch>> {
+    let lines = target
+        .run(
+            Command::new("list-panes")
+                .flag("-a")
+                .opt("-F", SEARCH.template()),
+        )
+        .await?;
+    let mut seen = std::collections::HashSet::new();
+    Ok(SEARCH
+        .parse(&lines)
+        .into_iter()
+        .filter(|m| session.is_none() || m.session_id == session)
+        // A window linked into several sessions lists its panes once per session.
+        .filter(|m| seen.insert(m.pane_id.clone()))
+        .collect())
+}
+
+/// The page `offset`/`limit` of the sorted matches, kept under the default
+/// bound by moving panes from the end of the page to truncated_panes (the
+/// JSON stays whole; offset pages through them). A lone pane over the
+/// bound keeps its last matched lines.
+fn search_page(
+    mut matches: Vec<PaneContentMatch>,
+    mut lines_capped: bool,
+    offset: i64,
+    limit: Option<i64>,
+) -> SearchPanesResult {
     let total = matches.len();
-    let offset = args.offset.max(0) as usize;
-    let start = offset.min(total);
-    let end = match args.limit {
+    let start = (offset.max(0) as usize).min(total);
+    let end = match limit {
         Some(limit) => start.saturating_add(limit.max(0) as usize).min(total),
         None => total,
     };
     let rest = matches.split_off(end);
     let mut page: Vec<PaneContentMatch> = matches.split_off(start);
     let mut truncated_panes: Vec<String> = rest.into_iter().map(|m| m.pane_id).collect();
-    // Keep the whole result under the default bound by moving panes from
-    // the end of the page to truncated_panes (the JSON stays whole), and
-    // offset pages through them. A lone pane over the bound keeps its last
-    // matched lines.
     let budget = DEFAULT_BYTES;
     let json_size = |m: &PaneContentMatch| serde_json::to_string(m).map_or(0, |s| s.len() + 1);
     let mut size: usize = page.iter().map(json_size).sum::<usize>()
@@ -703,14 +744,14 @@ async fn search_panes(
             lines_capped = true;
         }
     }
-    Ok(SearchPanesResult {
+    SearchPanesResult {
         matches: page,
         truncated: lines_capped || !truncated_panes.is_empty(),
         truncated_panes,
         total_panes_matched: total,
-        offset: args.offset,
-        limit: args.limit,
-    })
+        offset,
+        limit,
+    }
 }
 
 /// Captures every candidate at once on the control client (all commands
@@ -786,8 +827,8 @@ mod tests {
     }
 
     #[test]
-    fn python_style_seconds() {
-        assert_eq!(seconds(5.0), "5.0");
-        assert_eq!(seconds(0.25), "0.25");
+    fn floats_print_like_python() {
+        assert_eq!(python_float(5.0), "5.0");
+        assert_eq!(python_float(0.25), "0.25");
     }
 }

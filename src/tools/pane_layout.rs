@@ -17,7 +17,7 @@ use super::window::WindowTarget;
 use super::{ADJUST, App, CHANGE, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
-use crate::tmux::{Command, PaneId, TmuxError, WindowId, format};
+use crate::tmux::{Command, PaneId, TmuxError, WindowId};
 
 pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(ToolDef::new(
@@ -83,17 +83,8 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
 async fn pane_vars(target: &Target, pane: PaneId, fields: &[&str]) -> ToolResult<Vec<String>> {
     let mut all = vec!["pane_id"];
     all.extend_from_slice(fields);
-    let cmd = Command::new("display-message")
-        .flag("-p")
-        .target(pane)
-        .arg(format::template(&all));
-    let lines = target.run(cmd).await?;
-    format::records(&lines, all.len())
-        .into_iter()
-        .next()
-        .filter(|r| r[0] == pane.to_string())
-        .map(|mut r| r.split_off(1))
-        .ok_or_else(|| target::pane_not_found(&pane.to_string()))
+    let mut record = target::pane_record(target, pane, &all).await?;
+    Ok(record.split_off(1))
 }
 
 /// The pane's refreshed [`PaneInfo`].
@@ -112,10 +103,11 @@ async fn window_panes(target: &Target, window: WindowId) -> ToolResult<Vec<PaneI
     Ok(rows::PANE.parse(&lines))
 }
 
-/// tmux's largest window is 10000 cells in each direction.
+/// tmux's bounds for a window dimension (`WINDOW_MINIMUM`..`WINDOW_MAXIMUM`).
 const MAX_CELLS: i64 = 10_000;
 
-fn cells(name: &str, value: Option<i64>) -> ToolResult<Option<String>> {
+/// A window or pane size argument, checked against tmux's bounds.
+pub(super) fn cells(name: &str, value: Option<i64>) -> ToolResult<Option<String>> {
     match value {
         Some(n) if !(1..=MAX_CELLS).contains(&n) => Err(ToolError::invalid(format!(
             "{name} must be between 1 and {MAX_CELLS} (received {n})"

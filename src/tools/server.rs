@@ -13,7 +13,7 @@ use super::filters::{self, Filters};
 use super::models::{ServerInfo, SessionInfo};
 use super::rows;
 use super::spawn::{self, SpawnArgs};
-use super::target::{self, SessionSel};
+use super::target::{self, Doomed, SessionSel};
 use super::toolsets::Toolset;
 use super::{
     App, CHANGE, CREATE, DESTROY, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult,
@@ -241,18 +241,7 @@ async fn kill_server(
     _: ServerArgs,
     _: CallContext,
 ) -> ToolResult<String> {
-    if app.caller_socket_is(target.hub.socket(), true) {
-        return Err(ToolError::new(
-            ErrorKind::Refused,
-            "Refusing to kill the tmux server while this MCP server is running inside it. Use a manual tmux command if intended.",
-        ));
-    }
-    if app
-        .hosts_caller_client(&target, target::Doomed::Server)
-        .await?
-    {
-        return Err(target::hosts_caller_error("tmux server"));
-    }
+    app.refuse_self_harm(&target, Doomed::Server).await?;
     // A one-shot process: our control clients die with the server.
     target.hub.run_oneshot(&Command::new("kill-server")).await?;
     // Drop the dead clients now, so the next call attaches afresh (or runs
@@ -357,29 +346,10 @@ async fn kill_session(
         ));
     }
     let session = target::session(&target, &args.session).await?;
-    if app.caller_socket_is(target.hub.socket(), true)
-        && let Some(me) = &app.config.caller.pane_id
-    {
-        let mine = target::panes(&target)
-            .await?
-            .into_iter()
-            .find(|p| &p.pane_id == me);
-        if mine.is_some_and(|p| p.session_id.as_deref() == Some(session.session_id.as_str())) {
-            return Err(ToolError::new(
-                ErrorKind::Refused,
-                "Refusing to kill the session containing this MCP server's pane. Use a manual tmux command if intended.",
-            ));
-        }
-    }
-    if app
-        .hosts_caller_client(&target, target::Doomed::Session(&session.session_id))
-        .await?
-    {
-        return Err(target::hosts_caller_error("session"));
-    }
+    let id = target::session_id(&session.session_id)?;
+    app.refuse_self_harm(&target, Doomed::Session(id)).await?;
     // A one-shot process: if our control client sits in this session it is
     // detached by the kill, and its reply could be lost with it.
-    let id = target::session_id(&session.session_id)?;
     target
         .hub
         .run_oneshot(&Command::new("kill-session").target(id))

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use super::models::{PaneInfo, SessionInfo, WindowInfo};
 use super::rows;
 use super::{App, ErrorKind, Target, ToolError, ToolResult};
-use crate::tmux::{Command, PaneId, SessionId, WindowId};
+use crate::tmux::{Command, PaneId, SessionId, WindowId, format};
 
 const DISCOVER: &str = "Call list_sessions / list_windows / list_panes to discover valid ids.";
 const DISCOVER_PANES: &str = "Call list_panes to discover valid pane ids.";
@@ -218,22 +218,57 @@ pub async fn panes_in(target: &Target, scope: PaneScope) -> ToolResult<Vec<PaneI
 
 /// One pane's row, by id (`display-message -p`: one round trip).
 pub async fn pane_row(target: &Target, pane: PaneId) -> ToolResult<PaneInfo> {
-    let format = rows::PANE.template();
-    let lines = target
-        .run(
-            Command::new("display-message")
-                .flag("-p")
-                .target(pane)
-                .arg(format),
-        )
-        .await?;
-    // display-message does not fail on a missing pane; it prints empty fields.
-    rows::PANE
-        .parse(&lines)
+    let lines = display_pane(target, pane, rows::PANE.template()).await?;
+    own_record(pane, rows::PANE.parse(&lines), |row| row.pane_id.as_str())
+}
+
+/// `fields` of one pane, by id, in one `display-message -p`; the first
+/// field must be `pane_id`.
+pub async fn pane_record(
+    target: &Target,
+    pane: PaneId,
+    fields: &[&str],
+) -> ToolResult<Vec<String>> {
+    debug_assert_eq!(fields.first(), Some(&"pane_id"));
+    let lines = display_pane(target, pane, format::template(fields)).await?;
+    own_record(pane, format::records(&lines, fields.len()), |r| {
+        r[0].as_str()
+    })
+}
+
+/// The reply to `display-message -p format` about `pane`.
+pub async fn display_pane(
+    target: &Target,
+    pane: PaneId,
+    format: String,
+) -> ToolResult<Vec<Vec<u8>>> {
+    let cmd = Command::new("display-message")
+        .flag("-p")
+        .target(pane)
+        .arg(format);
+    target.run(cmd).await
+}
+
+/// `pane`'s record, the first of a `display-message` reply. display-message
+/// does not fail on a missing pane, it prints empty fields: the pane's own
+/// id (`id` of the record) tells.
+pub fn own_record<T>(pane: PaneId, records: Vec<T>, id: impl Fn(&T) -> &str) -> ToolResult<T> {
+    records
         .into_iter()
         .next()
-        .filter(|row| row.pane_id == pane.to_string())
+        .filter(|r| id(r) == pane.to_string())
         .ok_or_else(|| pane_not_found(&pane.to_string()))
+}
+
+/// The version the tmux server reports (`3.3a`, `next-3.6`).
+pub async fn tmux_version(target: &Target) -> ToolResult<String> {
+    let lines = target
+        .run(Command::new("display-message").flag("-p").arg("#{version}"))
+        .await?;
+    Ok(lines
+        .first()
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .unwrap_or_default())
 }
 
 /// `pane_id` plus the window and session around it.
@@ -309,50 +344,110 @@ impl App {
     }
 }
 
-/// The refusal of the nested-tmux guard: `what` holds the pane in which
-/// the client showing this MCP server's session runs.
-pub fn hosts_caller_error(what: &str) -> ToolError {
+/// What a destructive call takes with it, for the self guard.
+#[derive(Clone, Copy, Debug)]
+pub enum Doomed {
+    Server,
+    Session(SessionId),
+    Window(WindowId),
+    Pane(PaneId),
+    /// The pane stays; the process in it is replaced.
+    Respawned(PaneId),
+}
+
+impl Doomed {
+    /// The refusal when `self` holds the pane running this MCP server.
+    fn own_pane_refusal(self) -> &'static str {
+        match self {
+            Doomed::Server => {
+                "Refusing to kill the tmux server while this MCP server is running inside it."
+            }
+            Doomed::Session(_) => "Refusing to kill the session containing this MCP server's pane.",
+            Doomed::Window(_) => "Refusing to kill the window containing this MCP server's pane.",
+            Doomed::Pane(_) => "Refusing to kill the pane running this MCP server.",
+            Doomed::Respawned(_) => "Refusing to respawn the pane running this MCP server.",
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            Doomed::Server => "tmux server",
+            Doomed::Session(_) => "session",
+            Doomed::Window(_) => "window",
+            Doomed::Pane(_) | Doomed::Respawned(_) => "pane",
+        }
+    }
+
+    /// Does `self` take the pane `p` with it?
+    fn takes(self, p: &PaneInfo) -> bool {
+        match self {
+            Doomed::Server => true,
+            Doomed::Session(id) => p.session_id.as_deref() == Some(&*id.to_string()),
+            Doomed::Window(id) => p.window_id.as_deref() == Some(&*id.to_string()),
+            Doomed::Pane(id) | Doomed::Respawned(id) => p.pane_id == id.to_string(),
+        }
+    }
+}
+
+fn refused(what: &str) -> ToolError {
     ToolError::new(
         ErrorKind::Refused,
-        format!(
-            "Refusing to kill the {what} hosting the tmux client this MCP server's session is shown through (nested tmux). Use a manual tmux command if intended."
-        ),
+        format!("{what} Use a manual tmux command if intended."),
     )
 }
 
-/// What a kill takes with it, for the nested-tmux guard.
-pub enum Doomed<'a> {
-    Server,
-    Session(&'a str),
-    Window(&'a str),
-    Pane(&'a str),
-}
-
 impl App {
+    /// The guard of every destructive tool: refuses when `doomed` on
+    /// `target` holds the pane running this MCP server, or (a kill only)
+    /// the pane in which the client showing this server's session runs.
+    pub async fn refuse_self_harm(&self, target: &Target, doomed: Doomed) -> ToolResult<()> {
+        if self.takes_own_pane(target, doomed).await? {
+            return Err(refused(doomed.own_pane_refusal()));
+        }
+        if !matches!(doomed, Doomed::Respawned(_))
+            && self.hosts_caller_client(target, doomed).await?
+        {
+            return Err(refused(&format!(
+                "Refusing to kill the {} hosting the tmux client this MCP server's session is shown through (nested tmux).",
+                doomed.noun()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Does `doomed` hold our own pane? The socket comparison is lenient:
+    /// when unsure, it says yes.
+    async fn takes_own_pane(&self, target: &Target, doomed: Doomed) -> ToolResult<bool> {
+        if !self.caller_socket_is(target.hub.socket(), true) {
+            return Ok(false);
+        }
+        let me = self.config.caller.pane_id.as_deref();
+        Ok(match doomed {
+            Doomed::Server => true,
+            Doomed::Pane(id) | Doomed::Respawned(id) => me == Some(id.to_string().as_str()),
+            Doomed::Session(_) | Doomed::Window(_) => match me {
+                None => false,
+                Some(me) => panes(target)
+                    .await?
+                    .iter()
+                    .any(|p| p.pane_id == me && doomed.takes(p)),
+            },
+        })
+    }
+
     /// Nested tmux: `$TMUX` names only the innermost server, but the client
     /// through which the caller's session is shown may run in a pane of
     /// another (outer) server. Does `doomed` on `target` hold a pane whose
     /// tty is the tty of such a client? Never true outside tmux.
-    pub async fn hosts_caller_client(
-        &self,
-        target: &Target,
-        doomed: Doomed<'_>,
-    ) -> ToolResult<bool> {
+    async fn hosts_caller_client(&self, target: &Target, doomed: Doomed) -> ToolResult<bool> {
         let ttys = self.caller_client_ttys().await;
         if ttys.is_empty() {
             return Ok(false);
         }
         let panes = panes(target).await?;
-        Ok(panes.iter().any(|p| {
-            let hosts = p.pane_tty.as_ref().is_some_and(|tty| ttys.contains(tty));
-            hosts
-                && match doomed {
-                    Doomed::Server => true,
-                    Doomed::Session(id) => p.session_id.as_deref() == Some(id),
-                    Doomed::Window(id) => p.window_id.as_deref() == Some(id),
-                    Doomed::Pane(id) => p.pane_id == id,
-                }
-        }))
+        Ok(panes
+            .iter()
+            .any(|p| p.pane_tty.as_ref().is_some_and(|tty| ttys.contains(tty)) && doomed.takes(p)))
     }
 
     /// The ttys of the clients attached to the caller's session on the

@@ -7,10 +7,11 @@ use serde::Deserialize;
 
 use super::filters::{self, Filters};
 use super::models::WindowInfo;
+use super::pane_layout;
 use super::rows;
 use super::server::Sock;
 use super::spawn::{self, SpawnArgs};
-use super::target::{self, SessionSel, WindowSel};
+use super::target::{self, Doomed, SessionSel, WindowSel};
 use super::toolsets::Toolset;
 use super::{
     App, CHANGE, CREATE, DESTROY, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult,
@@ -236,7 +237,7 @@ async fn kill_window(
 ) -> ToolResult<String> {
     let id = target::window_id(&args.window_id)?;
     let session = SessionSel::default();
-    let window = target::window(
+    target::window(
         &target,
         &WindowSel {
             window_id: Some(&args.window_id),
@@ -245,26 +246,7 @@ async fn kill_window(
         },
     )
     .await?;
-    if app.caller_socket_is(target.hub.socket(), true)
-        && let Some(me) = &app.config.caller.pane_id
-    {
-        let panes = target::panes(&target).await?;
-        if panes
-            .iter()
-            .any(|p| &p.pane_id == me && p.window_id.as_deref() == Some(window.window_id.as_str()))
-        {
-            return Err(ToolError::new(
-                ErrorKind::Refused,
-                "Refusing to kill the window containing this MCP server's pane. Use a manual tmux command if intended.",
-            ));
-        }
-    }
-    if app
-        .hosts_caller_client(&target, target::Doomed::Window(&window.window_id))
-        .await?
-    {
-        return Err(target::hosts_caller_error("window"));
-    }
+    app.refuse_self_harm(&target, Doomed::Window(id)).await?;
     // The hub runs the kill in a process of its own and forgets a client of
     // ours whose session went with the window.
     target.run(Command::new("kill-window").target(id)).await?;
@@ -423,13 +405,7 @@ async fn select_layout(
     let window = target::window(&target, &args.window.sel()).await?;
     match kind {
         layout::Layout::Named { since: Some(since) } => {
-            let lines = target
-                .run(Command::new("display-message").flag("-p").arg("#{version}"))
-                .await?;
-            let version = lines
-                .first()
-                .map(|l| String::from_utf8_lossy(l).into_owned())
-                .unwrap_or_default();
+            let version = target::tmux_version(&target).await?;
             if !layout::version_at_least(&version, since) {
                 return Err(ToolError::invalid(format!(
                     "Layout '{}' needs tmux {}.{} or newer; this server runs tmux {version}. Use main-horizontal or main-vertical.",
@@ -454,9 +430,6 @@ async fn select_layout(
     window_by_id(&target, &window.window_id).await
 }
 
-/// tmux's bounds for a window dimension (`WINDOW_MINIMUM`..`WINDOW_MAXIMUM`).
-const MAX_CELLS: i64 = 10_000;
-
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ResizeWindowArgs {
     #[serde(flatten)]
@@ -471,23 +444,14 @@ pub struct ResizeWindowArgs {
     _sock: Sock,
 }
 
-fn cells(name: &str, value: Option<i64>) -> ToolResult<Option<String>> {
-    match value {
-        Some(v) if !(1..=MAX_CELLS).contains(&v) => Err(ToolError::invalid(format!(
-            "{name} must be between 1 and {MAX_CELLS} cells, got {v}"
-        ))),
-        other => Ok(other.map(|v| v.to_string())),
-    }
-}
-
 async fn resize_window(
     _: Arc<App>,
     target: Target,
     args: ResizeWindowArgs,
     _: CallContext,
 ) -> ToolResult<WindowInfo> {
-    let width = cells("width", args.width)?;
-    let height = cells("height", args.height)?;
+    let width = pane_layout::cells("width", args.width)?;
+    let height = pane_layout::cells("height", args.height)?;
     if width.is_none() && height.is_none() {
         return Err(ToolError::invalid("Provide height, width, or both."));
     }
