@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::bounded::{self, MaxLines};
-use super::pane::{CAPTURE_DEFAULT, backstop};
+use super::pane::{backstop, capture_bound};
 use super::server::Sock;
 use super::target::{self, PaneSel};
 use super::toolsets::Toolset;
@@ -295,11 +295,7 @@ async fn show_buffer(
     _: CallContext,
 ) -> ToolResult<BufferContent> {
     check_buffer_name(&args.buffer_name)?;
-    let bound = bounded::bound(
-        args.max_lines,
-        CAPTURE_DEFAULT,
-        app.config.limits.tool_result,
-    )?;
+    let bound = capture_bound(&app, args.max_lines)?;
     let show = async {
         target
             .hub

@@ -151,9 +151,7 @@ async fn get_pane_info(
     _: CallContext,
 ) -> ToolResult<PaneInfo> {
     let pane = target::resolve_pane(&target, &args.pane).await?;
-    let mut info = target::pane_row(&target, pane).await?;
-    app.mark_caller(&target, &mut info);
-    Ok(info)
+    app.pane_info(&target, pane).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -361,7 +359,13 @@ pub struct CapturePaneArgs {
 }
 
 /// The default bound of a capture: 500 lines and [`DEFAULT_BYTES`].
-pub(super) const CAPTURE_DEFAULT: (usize, usize) = (500, DEFAULT_BYTES);
+const CAPTURE_DEFAULT: (usize, usize) = (500, DEFAULT_BYTES);
+
+/// The (lines, bytes) bound of a call that reads text (a capture, a
+/// buffer): `max_lines` or the capture default, under the result limit.
+pub(super) fn capture_bound(app: &App, max_lines: MaxLines) -> ToolResult<(usize, usize)> {
+    bounded::bound(max_lines, CAPTURE_DEFAULT, app.config.limits.tool_result)
+}
 
 /// A `capture-pane -p` reply as lines, trailing blank rows trimmed.
 pub(super) fn trimmed_lines(reply: &[Vec<u8>]) -> Vec<String> {
@@ -393,11 +397,7 @@ async fn capture_pane(
     args: CapturePaneArgs,
     _: CallContext,
 ) -> ToolResult<String> {
-    let bound = bounded::bound(
-        args.max_lines,
-        CAPTURE_DEFAULT,
-        app.config.limits.tool_result,
-    )?;
+    let bound = capture_bound(&app, args.max_lines)?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let cmd = Command::new("capture-pane").flag("-p").target(pane);
     let cmd = cmd
@@ -434,11 +434,7 @@ async fn snapshot_pane(
     args: SnapshotPaneArgs,
     _: CallContext,
 ) -> ToolResult<PaneSnapshot> {
-    let bound = bounded::bound(
-        args.max_lines,
-        CAPTURE_DEFAULT,
-        app.config.limits.tool_result,
-    )?;
+    let bound = capture_bound(&app, args.max_lines)?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let info = target::display_pane(&target, pane, rows::SNAPSHOT.template());
     let capture = Command::new("capture-pane").flag("-p").target(pane);

@@ -422,9 +422,7 @@ async fn respawn_pane(
         cmd = cmd.flag("--").arg(shell);
     }
     target.run(cmd).await?;
-    let mut info = target::pane_row(&target, pane).await?;
-    app.mark_caller(&target, &mut info);
-    Ok(info)
+    app.pane_info(&target, pane).await
 }
 
 // ---------------------------------------------------------------- pipe_pane

@@ -87,13 +87,6 @@ async fn pane_vars(target: &Target, pane: PaneId, fields: &[&str]) -> ToolResult
     Ok(record.split_off(1))
 }
 
-/// The pane's refreshed [`PaneInfo`].
-async fn pane_info(app: &App, target: &Target, pane: PaneId) -> ToolResult<PaneInfo> {
-    let mut info = target::pane_row(target, pane).await?;
-    app.mark_caller(target, &mut info);
-    Ok(info)
-}
-
 /// The panes of one window, in tmux's order (by index).
 async fn window_panes(target: &Target, window: WindowId) -> ToolResult<Vec<PaneInfo>> {
     let cmd = Command::new("list-panes")
@@ -173,7 +166,7 @@ async fn resize_pane(
             target.run(cmd).await?;
         }
     }
-    pane_info(&app, &target, pane).await
+    app.pane_info(&target, pane).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -199,7 +192,7 @@ async fn set_pane_title(
         .target(pane)
         .opt("-T", spawn::literal(&args.title));
     target.run(cmd).await?;
-    pane_info(&app, &target, pane).await
+    app.pane_info(&target, pane).await
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
@@ -334,7 +327,7 @@ async fn select_pane(
         (Some(id), None) => {
             let pane = target::pane_id(id)?;
             target.run(Command::new("select-pane").target(pane)).await?;
-            return pane_info(&app, &target, pane).await;
+            return app.pane_info(&target, pane).await;
         }
         (None, Some(direction)) => direction,
     };
@@ -356,7 +349,7 @@ async fn select_pane(
             })?;
             let pane = target::pane_id(&next.pane_id)?;
             target.run(Command::new("select-pane").target(pane)).await?;
-            return pane_info(&app, &target, pane).await;
+            return app.pane_info(&target, pane).await;
         }
     };
     target
@@ -399,7 +392,7 @@ async fn swap_pane(
         .opt("-s", source.to_string())
         .target(other);
     target.run(cmd).await?;
-    pane_info(&app, &target, source).await
+    app.pane_info(&target, source).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -443,7 +436,7 @@ async fn enter_copy_mode(
             target.run(cmd).await?;
         }
     }
-    pane_info(&app, &target, pane).await
+    app.pane_info(&target, pane).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -477,7 +470,7 @@ async fn exit_copy_mode(
             }
         }
     }
-    pane_info(&app, &target, pane).await
+    app.pane_info(&target, pane).await
 }
 
 #[cfg(test)]

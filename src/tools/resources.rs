@@ -236,9 +236,7 @@ async fn render(app: &App, parsed: Parsed) -> Result<(&'static str, String), Too
         }
         Resource::Pane(id) => {
             let pane = target::pane_id(&id)?;
-            let mut info = target::pane_row(&target, pane).await?;
-            app.mark_caller(&target, &mut info);
-            pretty(&info)?
+            pretty(&app.pane_info(&target, pane).await?)?
         }
         Resource::PaneContent(id) => {
             let pane = target::pane_id(&id)?;

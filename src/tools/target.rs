@@ -166,6 +166,20 @@ pub async fn window(target: &Target, sel: &WindowSel<'_>) -> ToolResult<WindowIn
     }
 }
 
+/// The window with id `id`: what every tool that changes a window reads back.
+pub async fn window_by_id(target: &Target, id: WindowId) -> ToolResult<WindowInfo> {
+    let id = id.to_string();
+    window(
+        target,
+        &WindowSel {
+            window_id: Some(&id),
+            window_index: None,
+            session: &SessionSel::default(),
+        },
+    )
+    .await
+}
+
 /// The session id a window lookup is scoped to.
 async fn session_for_windows(
     target: &Target,
@@ -317,6 +331,13 @@ pub async fn resolve_pane(target: &Target, sel: &PaneSel) -> ToolResult<PaneId> 
 }
 
 impl App {
+    /// One pane's model, by id, with `is_caller` filled in.
+    pub async fn pane_info(&self, target: &Target, pane: PaneId) -> ToolResult<PaneInfo> {
+        let mut info = pane_row(target, pane).await?;
+        self.mark_caller(target, &mut info);
+        Ok(info)
+    }
+
     /// Fills in `is_caller` the way the reference does: null without an
     /// identity, true only for our own pane on our own server.
     pub fn mark_caller(&self, target: &Target, info: &mut PaneInfo) {

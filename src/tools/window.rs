@@ -236,35 +236,12 @@ async fn kill_window(
     _: CallContext,
 ) -> ToolResult<String> {
     let id = target::window_id(&args.window_id)?;
-    let session = SessionSel::default();
-    target::window(
-        &target,
-        &WindowSel {
-            window_id: Some(&args.window_id),
-            window_index: None,
-            session: &session,
-        },
-    )
-    .await?;
+    target::window_by_id(&target, id).await?;
     app.refuse_self_harm(&target, Doomed::Window(id)).await?;
     // The hub runs the kill in a process of its own and forgets a client of
     // ours whose session went with the window.
     target.run(Command::new("kill-window").target(id)).await?;
     Ok(format!("Window killed: {id}"))
-}
-
-/// The window `sel` names, by id: what every tool here reads back.
-async fn window_by_id(target: &Target, id: &str) -> ToolResult<WindowInfo> {
-    let session = SessionSel::default();
-    target::window(
-        target,
-        &WindowSel {
-            window_id: Some(id),
-            window_index: None,
-            session: &session,
-        },
-    )
-    .await
 }
 
 /// `$S:@W`: the window in the session it was found in (a window linked
@@ -303,7 +280,7 @@ async fn rename_window(
                 .arg(spawn::literal(&args.new_name)),
         )
         .await?;
-    window_by_id(&target, &window.window_id).await
+    target::window_by_id(&target, id).await
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
@@ -358,7 +335,7 @@ async fn select_window(
         target
             .run(Command::new("select-window").target(window_in_session(&window)?))
             .await?;
-        return window_by_id(&target, &window.window_id).await;
+        return target::window_by_id(&target, target::window_id(&window.window_id)?).await;
     };
     let session = target::session(&target, &args.session).await?;
     let sid = target::session_id(&session.session_id)?;
@@ -427,7 +404,7 @@ async fn select_layout(
     target
         .run(Command::new("select-layout").target(id).arg(&args.layout))
         .await?;
-    window_by_id(&target, &window.window_id).await
+    target::window_by_id(&target, id).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -465,7 +442,7 @@ async fn resize_window(
                 .opt_if("-y", height),
         )
         .await?;
-    window_by_id(&target, &window.window_id).await
+    target::window_by_id(&target, id).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -522,7 +499,7 @@ async fn move_window(
     // the move in a process of its own and forgets a client of ours that
     // was attached there before the window is read back.
     target.run(cmd).await?;
-    window_by_id(&target, &window.window_id).await
+    target::window_by_id(&target, target::window_id(&window.window_id)?).await
 }
 
 /// Layout names and strings, checked before `select-layout` sees them.
