@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::support::{PrivateTmux, finish, ok, start_armed};
+use crate::support::{PrivateTmux, finish, ok, shell_installed, start_armed};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -20,14 +20,6 @@ const SHELLS: &[(&str, &str)] = &[
         "fish --no-config -C 'function fish_prompt; echo -n \"\\$ \"; end'",
     ),
 ];
-
-fn installed(shell: &str) -> bool {
-    std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {shell}"))
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 /// The pane as tmux holds it: scrollback and screen, wrapped rows joined,
 /// trailing blank rows left out.
@@ -88,8 +80,7 @@ async fn the_pane_holds_only_what_a_person_would_have_seen() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
     for &(shell, start) in SHELLS {
-        if !installed(shell) {
-            eprintln!("{shell} is not installed; skipped");
+        if !shell_installed(shell, "the clean pane") {
             continue;
         }
         let pane = shell_pane(&tmux, shell, start).await;

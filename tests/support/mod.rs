@@ -285,3 +285,27 @@ pub async fn finish(handle: tokio::task::JoinHandle<CallToolResult>) -> Value {
     assert!(!result.is_error, "{:?}", result.content);
     result.structured_content.expect("structured")
 }
+
+/// Whether `shell` is installed for a test of `what` in it. A missing shell
+/// is a failure in CI (`.ci/run` installs it); elsewhere the test says
+/// `SKIPPED` straight to stderr (the harness captures `eprintln!` of a
+/// passing test, and a skip must be seen).
+pub fn shell_installed(shell: &str, what: &str) -> bool {
+    let found = Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {shell}"))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{shell} is not installed, and CI must test it (.ci/run installs it)"
+        );
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED {what} in {shell}: {shell} is not installed (apt-get install {shell})"
+        );
+    }
+    found
+}
