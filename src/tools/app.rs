@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::ToolError;
 use super::catalog::Catalog;
+use super::sock;
 use super::toolsets::{Selection, Toolset};
 use crate::config::Config;
 use crate::tmux::Command;
@@ -50,24 +51,9 @@ impl App {
         })
     }
 
-    /// The socket a call targets: `LIBTMUX_SOCKET_PATH` if set (as in the
-    /// reference), else the call's `socket_name`, else the default.
+    /// The socket a call targets (see [`sock::resolve`]).
     pub fn socket(&self, socket_name: Option<&str>) -> Result<Target, ToolError> {
-        let spec = match (&self.config.forced_socket_path, socket_name) {
-            (Some(path), _) => SocketSpec::Path(path.clone()),
-            (None, Some(name)) => {
-                SocketSpec::name(name).map_err(|e| ToolError::invalid(e.to_string()))?
-            }
-            (None, None) => self.config.default_socket.clone(),
-        };
-        let path = spec.resolve(
-            &self.config.tmux_tmpdir,
-            self.config.caller.socket_path.as_deref(),
-        );
-        Ok(Target {
-            hub: self.hubs.get(&path),
-            spec,
-        })
+        sock::resolve(&self.config, &self.hubs, socket_name)
     }
 
     /// Deletes the paste buffers `load_buffer` created that are still

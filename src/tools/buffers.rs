@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bounded::{self, MaxLines};
 use super::pane::{backstop, capture_bound};
-use super::server::Sock;
+use super::sock::Sock;
 use super::target::{self, PaneSel};
 use super::toolsets::Toolset;
 use super::{App, CREATE, DESTROY, ErrorKind, INPUT, READ, Target, ToolDef, ToolError, ToolResult};

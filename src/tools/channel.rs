@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::server::Sock;
+use super::sock::Sock;
 use super::toolsets::Toolset;
 use super::wait::{Pace, Woke};
 use super::{App, ErrorKind, Hints, Target, ToolDef, ToolError, ToolResult};

@@ -9,6 +9,7 @@
 //! is wrapped as `{"result": …}` the way the reference does it.
 //!
 //! - [`app`]: [`App`], the shared state, and [`Target`], one call's server;
+//! - [`sock`]: which tmux server a call targets (`socket_name`);
 //! - [`tool`]: [`ToolDef`] and the one call path every tool shares;
 //! - [`schema`]: the schemas, compacted for the catalog;
 //! - [`catalog`]: every tool, built once; a new tool goes in its group's
@@ -38,6 +39,7 @@ mod run;
 mod schema;
 mod server;
 pub mod service;
+mod sock;
 mod spawn;
 mod target;
 pub mod tool;

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::server::Sock;
+use super::sock::Sock;
 use super::target::{self, PaneSel, SessionSel, WindowSel};
 use super::toolsets::Toolset;
 use super::{App, Hints, READ, Target, ToolDef, ToolError, ToolResult};

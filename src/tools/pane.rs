@@ -10,7 +10,7 @@ use super::bounded::{self, DEFAULT_BYTES, MaxLines};
 use super::filters::{self, Filters};
 use super::models::{PaneInfo, PaneSnapshot};
 use super::rows;
-use super::server::Sock;
+use super::sock::Sock;
 use super::spawn::SpawnArgs;
 use super::target::{self, Doomed, PaneScope, PaneSel};
 use super::toolsets::Toolset;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::batch::OnError;
 use super::bounded::DEFAULT_BYTES;
 use super::pane::{self, Typing};
-use super::server::Sock;
+use super::sock::Sock;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, Doomed, PaneSel, SessionSel};
 use super::toolsets::Toolset;

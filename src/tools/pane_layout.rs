@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::models::PaneInfo;
 use super::rows;
-use super::server::Sock;
+use super::sock::Sock;
 use super::spawn;
 use super::target::{self, PaneSel};
 use super::toolsets::Toolset;

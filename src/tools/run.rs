@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bounded::{self, HeadTail, MaxLines};
 use super::observe::{Geometry, MAX_LINE, Watch, watch_pane};
-use super::server::Sock;
+use super::sock::Sock;
 use super::target::PaneSel;
 use super::toolsets::Toolset;
 use super::wait::{Cursor, Pace, Woke, seconds};

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use super::filters::{self, Filters};
 use super::models::{ServerInfo, SessionInfo};
 use super::rows;
+use super::sock::Sock;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, Doomed, SessionSel};
 use super::toolsets::Toolset;
@@ -88,17 +89,6 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
         CHANGE,
         rename_session,
     ));
-}
-
-/// `socket_name`, shared by every targeted tool. An argument struct
-/// flattens it (as `_sock`) where `socket_name` is listed in its schema;
-/// the tool wrapper reads it and hands the handler the resolved
-/// [`Target`](super::Target), so no handler reads it itself.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct Sock {
-    /// tmux socket name (tmux -L). Default: LIBTMUX_SOCKET, else tmux's default.
-    #[serde(default)]
-    pub socket_name: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::schema::{compact, output_schema_of, schema_of};
-use super::server::Sock;
+use super::sock::Sock;
 use super::toolsets::Toolset;
 use super::{App, Target, ToolError, ToolResult, audit};
 use crate::mcp::{BoxFuture, CallContext, CallToolResult};

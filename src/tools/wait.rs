@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::bounded::{self, DEFAULT_BYTES, cut_to};
 use super::observe::{MAX_LINE, Watch, watch_pane};
 use super::run::is_plumbing;
-use super::server::Sock;
+use super::sock::Sock;
 use super::target::{self, PaneSel};
 use super::toolsets::Toolset;
 use super::{App, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};

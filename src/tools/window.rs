@@ -9,7 +9,7 @@ use super::filters::{self, Filters};
 use super::models::WindowInfo;
 use super::pane_layout;
 use super::rows;
-use super::server::Sock;
+use super::sock::Sock;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, Doomed, SessionSel, WindowSel};
 use super::toolsets::Toolset;

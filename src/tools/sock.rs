@@ -1,0 +1,43 @@
+//! Which tmux server a call targets: the `socket_name` argument every
+//! targeted tool takes ([`Sock`]) and its resolution into a [`Target`]
+//! ([`resolve`]).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Target, ToolError};
+use crate::config::Config;
+use crate::tmux::hub::Hubs;
+use crate::tmux::socket::SocketSpec;
+
+/// `socket_name`, shared by every targeted tool. An argument struct
+/// flattens it (as `_sock`) where `socket_name` is listed in its schema;
+/// the tool wrapper reads it and hands the handler the resolved
+/// [`Target`](super::Target), so no handler reads it itself.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct Sock {
+    /// tmux socket name (tmux -L). Default: LIBTMUX_SOCKET, else tmux's default.
+    #[serde(default)]
+    pub socket_name: Option<String>,
+}
+
+/// The socket a call targets: `LIBTMUX_SOCKET_PATH` if set (as in the
+/// reference), else the call's `socket_name`, else the default.
+pub fn resolve(
+    config: &Config,
+    hubs: &Hubs,
+    socket_name: Option<&str>,
+) -> Result<Target, ToolError> {
+    let spec = match (&config.forced_socket_path, socket_name) {
+        (Some(path), _) => SocketSpec::Path(path.clone()),
+        (None, Some(name)) => {
+            SocketSpec::name(name).map_err(|e| ToolError::invalid(e.to_string()))?
+        }
+        (None, None) => config.default_socket.clone(),
+    };
+    let path = spec.resolve(&config.tmux_tmpdir, config.caller.socket_path.as_deref());
+    Ok(Target {
+        hub: hubs.get(&path),
+        spec,
+    })
+}
