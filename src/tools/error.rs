@@ -5,7 +5,6 @@ use std::fmt;
 
 use serde_json::json;
 
-use super::target;
 use crate::mcp::CallToolResult;
 use crate::tmux::TmuxError;
 
@@ -58,7 +57,7 @@ impl ToolError {
 impl From<TmuxError> for ToolError {
     fn from(e: TmuxError) -> Self {
         match &e {
-            TmuxError::Command(msg) => target::classify(msg),
+            TmuxError::Command(msg) => classify(msg),
             TmuxError::NoServer(_) => ToolError::new(ErrorKind::TmuxServerNotRunning, e.to_string())
                 .suggest("Check socket_name, or call list_servers to find running tmux servers."),
             TmuxError::Unsendable(_) => ToolError::invalid(e.to_string()),
@@ -73,6 +72,45 @@ impl From<TmuxError> for ToolError {
 }
 
 pub type ToolResult<T> = Result<T, ToolError>;
+
+const DISCOVER: &str = "Call list_sessions / list_windows / list_panes to discover valid ids.";
+const DISCOVER_PANES: &str = "Call list_panes to discover valid pane ids.";
+
+/// Turns a tmux error message (`TmuxError::Command`) into an error an agent can act on.
+fn classify(msg: &str) -> ToolError {
+    let msg = msg.trim();
+    if let Some(rest) = msg.strip_prefix("can't find pane: ") {
+        return pane_not_found(rest);
+    }
+    if msg.starts_with("can't find session") || msg.starts_with("can't find window") {
+        return ToolError::new(
+            ErrorKind::TmuxObjectDoesNotExist,
+            format!("Object not found: {msg}"),
+        )
+        .suggest(DISCOVER);
+    }
+    if let Some(name) = msg.strip_prefix("duplicate session: ") {
+        return ToolError::new(
+            ErrorKind::TmuxSessionExists,
+            format!("Session named {name} exists"),
+        );
+    }
+    ToolError::new(ErrorKind::TmuxCommand, format!("tmux error: {msg}"))
+}
+
+/// No pane `id` (an id that is not `%N` names none either).
+pub fn pane_not_found(id: &str) -> ToolError {
+    ToolError::new(ErrorKind::PaneNotFound, format!("Pane not found: {id}")).suggest(DISCOVER_PANES)
+}
+
+/// No session or window where `key` is `value`.
+pub fn not_found(key: &str, value: &str) -> ToolError {
+    ToolError::new(
+        ErrorKind::TmuxObjectDoesNotExist,
+        format!("Object not found: Could not find {key}={value}"),
+    )
+    .suggest(DISCOVER)
+}
 
 /// What kind of failure a [`ToolError`] reports. The spellings are the
 /// reference's (exception class names) where it has one, and part of the

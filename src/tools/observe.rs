@@ -11,7 +11,8 @@
 use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 
-use super::target::{self, pane_not_found};
+use super::error::pane_not_found;
+use super::target;
 use super::{ErrorKind, Target, ToolError, ToolResult};
 use crate::panes::Follower;
 use crate::tmux::connection::Connection;

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::bounded::{self, DEFAULT_BYTES, MaxLines};
+use super::error::pane_not_found;
 use super::filters::{self, Filters};
 use super::models::{PaneInfo, PaneSnapshot};
 use super::rows;
@@ -501,7 +502,7 @@ async fn display_message(
         .join("\n");
     match text.split_once(PANE_MARK) {
         Some((id, rest)) if id == pane.to_string() => Ok(rest.to_owned()),
-        _ => Err(target::pane_not_found(&pane.to_string())),
+        _ => Err(pane_not_found(&pane.to_string())),
     }
 }
 

@@ -9,47 +9,11 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::error::{not_found, pane_not_found};
 use super::models::{PaneInfo, SessionInfo, WindowInfo};
 use super::rows;
 use super::{App, ErrorKind, Target, ToolError, ToolResult};
 use crate::tmux::{Command, PaneId, SessionId, WindowId, format};
-
-const DISCOVER: &str = "Call list_sessions / list_windows / list_panes to discover valid ids.";
-const DISCOVER_PANES: &str = "Call list_panes to discover valid pane ids.";
-
-/// Turns a tmux error message into an error an agent can act on.
-pub fn classify(msg: &str) -> ToolError {
-    let msg = msg.trim();
-    if let Some(rest) = msg.strip_prefix("can't find pane: ") {
-        return pane_not_found(rest);
-    }
-    if msg.starts_with("can't find session") || msg.starts_with("can't find window") {
-        return ToolError::new(
-            ErrorKind::TmuxObjectDoesNotExist,
-            format!("Object not found: {msg}"),
-        )
-        .suggest(DISCOVER);
-    }
-    if let Some(name) = msg.strip_prefix("duplicate session: ") {
-        return ToolError::new(
-            ErrorKind::TmuxSessionExists,
-            format!("Session named {name} exists"),
-        );
-    }
-    ToolError::new(ErrorKind::TmuxCommand, format!("tmux error: {msg}"))
-}
-
-pub fn pane_not_found(id: &str) -> ToolError {
-    ToolError::new(ErrorKind::PaneNotFound, format!("Pane not found: {id}")).suggest(DISCOVER_PANES)
-}
-
-fn not_found(key: &str, value: &str) -> ToolError {
-    ToolError::new(
-        ErrorKind::TmuxObjectDoesNotExist,
-        format!("Object not found: Could not find {key}={value}"),
-    )
-    .suggest(DISCOVER)
-}
 
 /// A pane id argument; anything but `%N` cannot name a pane.
 pub fn pane_id(raw: &str) -> ToolResult<PaneId> {
