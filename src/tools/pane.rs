@@ -107,7 +107,7 @@ async fn list_panes(
 ) -> ToolResult<Vec<PaneInfo>> {
     let session = &args.window.session;
     let mut panes = if args.window.window_id.is_some() || args.window.window_index.is_some() {
-        let window = target::window(&target, &args.window.sel()).await?;
+        let window = target::window(&target, &args.window.sel()?).await?;
         let id = target::window_id(&window.window_id)?;
         target::panes_in(&target, PaneScope::Window(id)).await?
     } else if session.is_given() {
@@ -218,7 +218,11 @@ async fn split_window(
     let size = args.size.map(size_arg).transpose()?;
     let split_target = match &args.pane_id {
         Some(id) => target::pane_id(id)?.to_string(),
-        None => target::window(&target, &args.window.sel()).await?.window_id,
+        None => {
+            target::window(&target, &args.window.sel()?)
+                .await?
+                .window_id
+        }
     };
     let mut cmd = Command::new("split-window")
         .flag("-d")
@@ -447,7 +451,7 @@ async fn snapshot_pane(
     snap.content = backstop(lines[cut..].join("\n"), bound.1);
     snap.content_truncated = cut > 0;
     snap.content_truncated_lines = cut as i64;
-    snap.is_caller = app.is_caller(&target, &snap.pane_id);
+    snap.is_caller = app.is_caller(&target, pane);
     Ok(snap)
 }
 

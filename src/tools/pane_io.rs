@@ -677,7 +677,11 @@ async fn search_panes(
             lines_capped = true;
         }
         m.matched_lines = hits;
-        m.is_caller = app.is_caller(&target, &m.pane_id);
+        m.is_caller = m
+            .pane_id
+            .parse()
+            .ok()
+            .and_then(|p| app.is_caller(&target, p));
         matches.push(m);
     }
     matches.sort_by_key(|m| pane_order(&m.pane_id));

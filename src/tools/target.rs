@@ -44,8 +44,15 @@ impl SessionSel {
         self.session_name.is_some() || self.session_id.is_some()
     }
 
-    fn matches(&self, id: &str, name: &str) -> bool {
-        match (&self.session_id, &self.session_name) {
+    /// The session id asked for, parsed (`None`: none was given).
+    fn id(&self) -> ToolResult<Option<SessionId>> {
+        self.session_id.as_deref().map(session_id).transpose()
+    }
+
+    /// Is the session `id` named `name` the one asked for? `want` is
+    /// [`Self::id`].
+    fn matches(&self, want: Option<SessionId>, id: SessionId, name: &str) -> bool {
+        match (want, &self.session_name) {
             (Some(want), _) => want == id,
             (None, Some(want)) => want == name,
             (None, None) => true,
@@ -78,13 +85,14 @@ pub async fn sessions(target: &Target) -> ToolResult<Vec<SessionInfo>> {
 
 /// The session `sel` names, else the first one.
 pub async fn session(target: &Target, sel: &SessionSel) -> ToolResult<SessionInfo> {
-    if let Some(id) = &sel.session_id {
-        session_id(id)?;
-    }
+    let want = sel.id()?;
     sessions(target)
         .await?
         .into_iter()
-        .find(|s| sel.matches(&s.session_id, s.session_name.as_deref().unwrap_or("")))
+        .find(|s| {
+            let name = s.session_name.as_deref().unwrap_or("");
+            SessionId::parse(s.session_id.as_bytes()).is_some_and(|id| sel.matches(want, id, name))
+        })
         .ok_or_else(|| sel.miss())
 }
 
@@ -100,7 +108,7 @@ pub async fn windows(target: &Target) -> ToolResult<Vec<WindowInfo>> {
 /// `window_id` / `window_index` plus the session.
 #[derive(Debug)]
 pub struct WindowSel<'a> {
-    pub window_id: Option<&'a str>,
+    pub window_id: Option<WindowId>,
     pub window_index: Option<&'a str>,
     pub session: &'a SessionSel,
 }
@@ -110,11 +118,10 @@ pub struct WindowSel<'a> {
 pub async fn window(target: &Target, sel: &WindowSel<'_>) -> ToolResult<WindowInfo> {
     let all = windows(target).await?;
     if let Some(id) = sel.window_id {
-        window_id(id)?;
         return all
             .into_iter()
-            .find(|w| w.window_id == id)
-            .ok_or_else(|| not_found("window_id", id));
+            .find(|w| WindowId::parse(w.window_id.as_bytes()) == Some(id))
+            .ok_or_else(|| not_found("window_id", &id.to_string()));
     }
     let session_id = session_for_windows(target, sel.session, &all).await?;
     let mut in_session = all
@@ -132,11 +139,10 @@ pub async fn window(target: &Target, sel: &WindowSel<'_>) -> ToolResult<WindowIn
 
 /// The window with id `id`: what every tool that changes a window reads back.
 pub async fn window_by_id(target: &Target, id: WindowId) -> ToolResult<WindowInfo> {
-    let id = id.to_string();
     window(
         target,
         &WindowSel {
-            window_id: Some(&id),
+            window_id: Some(id),
             window_index: None,
             session: &SessionSel::default(),
         },
@@ -150,11 +156,10 @@ async fn session_for_windows(
     sel: &SessionSel,
     all: &[WindowInfo],
 ) -> ToolResult<String> {
-    if let Some(id) = &sel.session_id {
-        session_id(id)?;
+    if let Some(id) = sel.id()? {
         return all
             .iter()
-            .find(|w| w.session_id.as_deref() == Some(id))
+            .find(|w| w.session_id.as_deref().and_then(|s| s.parse().ok()) == Some(id))
             .and_then(|w| w.session_id.clone())
             .ok_or_else(|| sel.miss());
     }
@@ -279,7 +284,7 @@ pub async fn resolve_pane(target: &Target, sel: &PaneSel) -> ToolResult<PaneId> 
     let window = window(
         target,
         &WindowSel {
-            window_id: sel.window_id.as_deref(),
+            window_id: sel.window_id.as_deref().map(window_id).transpose()?,
             window_index: None,
             session: &session,
         },
@@ -305,13 +310,21 @@ impl App {
     /// Fills in `is_caller` the way the reference does: null without an
     /// identity, true only for our own pane on our own server.
     pub fn mark_caller(&self, target: &Target, info: &mut PaneInfo) {
-        info.is_caller = self.is_caller(target, &info.pane_id);
+        if let Ok(pane) = info.pane_id.parse() {
+            info.is_caller = self.is_caller(target, pane);
+        }
     }
 
-    /// `is_caller` for the pane `pane_id` of `target`'s server.
-    pub fn is_caller(&self, target: &Target, pane_id: &str) -> Option<bool> {
-        let me = self.config.caller.pane_id.as_ref()?;
-        Some(me == pane_id && self.caller_socket_is(target.hub.socket(), false))
+    /// `is_caller` for the pane `pane` of `target`'s server.
+    pub fn is_caller(&self, target: &Target, pane: PaneId) -> Option<bool> {
+        // Null without an identity; an identity that names no pane is never this one.
+        self.config.caller.pane_id.as_ref()?;
+        Some(self.caller_pane() == Some(pane) && self.caller_socket_is(target.hub.socket(), false))
+    }
+
+    /// The pane this MCP server runs in (`TMUX_PANE`), if it names one.
+    fn caller_pane(&self) -> Option<PaneId> {
+        self.config.caller.pane_id.as_deref()?.parse().ok()
     }
 
     /// Is this MCP server running inside the server at `socket`? `lenient`
@@ -406,16 +419,16 @@ impl App {
         if !self.caller_socket_is(target.hub.socket(), true) {
             return Ok(false);
         }
-        let me = self.config.caller.pane_id.as_deref();
+        let me = self.caller_pane();
         Ok(match doomed {
             Doomed::Server => true,
-            Doomed::Pane(id) | Doomed::Respawned(id) => me == Some(id.to_string().as_str()),
+            Doomed::Pane(id) | Doomed::Respawned(id) => me == Some(id),
             Doomed::Session(_) | Doomed::Window(_) => match me {
                 None => false,
                 Some(me) => panes(target)
                     .await?
                     .iter()
-                    .any(|p| p.pane_id == me && doomed.takes(p)),
+                    .any(|p| p.pane_id.parse() == Ok(me) && doomed.takes(p)),
             },
         })
     }
@@ -441,10 +454,7 @@ impl App {
     /// be asked (then we are not running inside it).
     async fn caller_client_ttys(&self) -> Vec<String> {
         let caller = &self.config.caller;
-        let (Some(socket), Some(pane)) = (&caller.socket_path, &caller.pane_id) else {
-            return Vec::new();
-        };
-        let Some(pane) = PaneId::parse(pane.as_bytes()) else {
+        let (Some(socket), Some(pane)) = (&caller.socket_path, self.caller_pane()) else {
             return Vec::new();
         };
         let hub = self.hubs.get(socket);

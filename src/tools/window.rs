@@ -134,12 +134,18 @@ pub struct WindowTarget {
 }
 
 impl WindowTarget {
-    pub fn sel(&self) -> WindowSel<'_> {
-        WindowSel {
-            window_id: self.window_id.as_deref(),
+    /// The lookup these arguments ask for (a `window_id` that is not
+    /// `@N` names no window).
+    pub fn sel(&self) -> ToolResult<WindowSel<'_>> {
+        Ok(WindowSel {
+            window_id: self
+                .window_id
+                .as_deref()
+                .map(target::window_id)
+                .transpose()?,
             window_index: self.window_index.as_deref(),
             session: &self.session,
-        }
+        })
     }
 }
 
@@ -157,7 +163,7 @@ async fn get_window_info(
     args: WindowArgs,
     _: CallContext,
 ) -> ToolResult<WindowInfo> {
-    target::window(&target, &args.window.sel()).await
+    target::window(&target, &args.window.sel()?).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -270,7 +276,7 @@ async fn rename_window(
     args: RenameWindowArgs,
     _: CallContext,
 ) -> ToolResult<WindowInfo> {
-    let window = target::window(&target, &args.window.sel()).await?;
+    let window = target::window(&target, &args.window.sel()?).await?;
     let id = target::window_id(&window.window_id)?;
     target
         .run(
@@ -326,7 +332,11 @@ async fn select_window(
         let window = target::window(
             &target,
             &WindowSel {
-                window_id: args.window_id.as_deref(),
+                window_id: args
+                    .window_id
+                    .as_deref()
+                    .map(target::window_id)
+                    .transpose()?,
                 window_index: args.window_index.as_deref(),
                 session: &args.session,
             },
@@ -379,7 +389,7 @@ async fn select_layout(
     // tmux 3.3a crashes on a name it does not know and on a malformed
     // layout string, so nothing but a known name or a checked string goes.
     let kind = layout::classify(&args.layout).map_err(ToolError::invalid)?;
-    let window = target::window(&target, &args.window.sel()).await?;
+    let window = target::window(&target, &args.window.sel()?).await?;
     match kind {
         layout::Layout::Named { since: Some(since) } => {
             let version = target::tmux_version(&target).await?;
@@ -432,7 +442,7 @@ async fn resize_window(
     if width.is_none() && height.is_none() {
         return Err(ToolError::invalid("Provide height, width, or both."));
     }
-    let window = target::window(&target, &args.window.sel()).await?;
+    let window = target::window(&target, &args.window.sel()?).await?;
     let id = target::window_id(&window.window_id)?;
     target
         .run(
@@ -473,7 +483,7 @@ async fn move_window(
             "destination_index must be empty (next free index) or a window index of digits, got '{index}'"
         )));
     }
-    let window = target::window(&target, &args.window.sel()).await?;
+    let window = target::window(&target, &args.window.sel()?).await?;
     let source = window.session_id.clone().unwrap_or_default();
     let dest = match &args.destination_session {
         None => source.clone(),
