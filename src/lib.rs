@@ -19,6 +19,8 @@
 //!   output ring (absolute offsets, bounded), the line view (escapes
 //!   stripped, `\r` applied) waiters match, and a waiter's [`panes::Follower`].
 //! - [`ids`]: the pane, window and session ids both sides name.
+//! - [`process`]: what a pane's process is doing, from the OS (`/proc`):
+//!   at its prompt, waiting for input, running, exited. Knows nothing of tmux.
 //! - [`tools`]: the tool table (one file per group) that drives both
 //!   `tools/list` and `tools/call`, plus the result models and their tmux
 //!   fields (`tools/rows.rs`).
@@ -55,5 +57,6 @@ pub mod doctor;
 pub mod ids;
 pub mod mcp;
 pub mod panes;
+pub mod process;
 pub mod tmux;
 pub mod tools;

@@ -42,4 +42,5 @@ mod snapshot_live;
 mod startup;
 mod tools_catalog;
 mod wait_live;
+mod wait_state;
 mod windows_live;

@@ -1,0 +1,617 @@
+//! What a pane's process is doing, read from the operating system: at its
+//! shell prompt, waiting for terminal input, running, or gone. Knows
+//! nothing of tmux: it takes the pid of the pane's first process (tmux's
+//! `pane_pid`, normally the shell) and answers one [`Probe`].
+//!
+//! # How (Linux)
+//!
+//! Everything comes from `/proc`, with no ptrace rights beyond what a
+//! process has over its own user's processes:
+//!
+//! - `/proc/<pane_pid>/stat` gives the shell's process group and its
+//!   terminal's foreground process group (`tpgid`). The shell is in the
+//!   foreground exactly when they are equal: [`Activity::Prompt`].
+//! - Otherwise the foreground group's members (`/proc/*/stat` with that
+//!   `pgrp`) are the command. A task of theirs sleeping in the terminal's
+//!   read (`/proc/<pid>/task/<tid>/wchan` reads `n_tty_read` on older
+//!   kernels, `wait_woken` on 5.16 and later, measured on 6.18: `cat`,
+//!   `read`, python `input()` and `getpass()`, `less`) is
+//!   [`Activity::Input`]; so is one sleeping in `poll`/`select` while the
+//!   terminal is in non-canonical mode (a line editor or a full-screen
+//!   program reading keys: the python and node REPLs, `vim`, `top`, `ssh`).
+//!   The terminal's mode comes from `tcgetattr` on the pane's tty, opened
+//!   read-only without becoming its controlling terminal.
+//! - A shell in the foreground sleeping in a terminal read in canonical
+//!   mode is running its `read` builtin (bash and zsh edit their prompt in
+//!   non-canonical mode), so that is [`Activity::Input`] too, except for
+//!   shells that read every command line that way (dash, ash, ksh: see
+//!   [`CANONICAL_PROMPT_SHELLS`]), where it is their prompt.
+//! - No `/proc/<pane_pid>` (or a zombie): [`Activity::Exited`].
+//!
+//! `wchan` reads `0` for a task of another user (the kernel's
+//! `ptrace_may_access` read check; Yama's `ptrace_scope` only restricts
+//! attaching, so a same-user read works) and on kernels built without
+//! `CONFIG_KALLSYMS`; then input cannot be told, and [`Probe::observable`]
+//! leaves `"input"` out.
+//!
+//! # Limits (documented, not guessed around)
+//!
+//! - `wait_woken` is also where a blocking socket `recv` sleeps, and where
+//!   a write waits while the terminal's output queue is full: such a
+//!   program reads as input.
+//! - fish's `read` builtin uses its line editor, so it reads as prompt.
+//! - A shell started inside the pane's shell is a foreground command: at
+//!   its own prompt it reads as input (foreground_command names it).
+//!
+//! # Elsewhere
+//!
+//! Without `/proc`, only whether the pane's process still exists is known
+//! (`kill(pid, 0)`): `observable` is `["exited"]`, and the caller falls
+//! back to what tmux reports (`pane_current_command`).
+
+/// What a pane is doing, from the operating system's side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Activity {
+    /// The pane's shell holds the terminal: no command is running.
+    Prompt,
+    /// The foreground command is blocked reading the terminal.
+    Input,
+    /// A foreground command is doing something else.
+    Running,
+    /// The pane's process is gone.
+    Exited,
+}
+
+impl Activity {
+    /// The name results use: `prompt`, `input`, `running`, `exited`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Activity::Prompt => "prompt",
+            Activity::Input => "input",
+            Activity::Running => "running",
+            Activity::Exited => "exited",
+        }
+    }
+}
+
+/// One look at a pane's process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Probe {
+    pub activity: Activity,
+    /// The foreground process (the group's leader, or the member reading
+    /// the terminal); the shell itself at a prompt. `None` once exited.
+    pub foreground_pid: Option<u32>,
+    /// That process's command name (`comm`, at most 15 bytes on Linux).
+    pub foreground_command: Option<String>,
+    /// The activities this probe could tell apart, by name: a state not
+    /// listed may be true without being reported.
+    pub observable: &'static [&'static str],
+}
+
+/// Everything a full `/proc` with readable wait channels tells.
+pub const OBSERVE_ALL: &[&str] = &["prompt", "input", "running", "exited"];
+/// `/proc` without readable wait channels.
+pub const OBSERVE_NO_INPUT: &[&str] = &["prompt", "running", "exited"];
+/// No `/proc`: only whether the process exists.
+pub const OBSERVE_EXITED: &[&str] = &["exited"];
+
+/// Shells that read every command line in canonical mode (no line
+/// editor), so a terminal read there is their prompt, not `read`.
+pub const CANONICAL_PROMPT_SHELLS: &[&[u8]] = &[
+    b"dash", b"sh", b"ash", b"busybox", b"posh", b"ksh", b"ksh93",
+];
+
+impl Probe {
+    fn exited() -> Probe {
+        Probe {
+            activity: Activity::Exited,
+            foreground_pid: None,
+            foreground_command: None,
+            observable: platform_observable(),
+        }
+    }
+}
+
+fn platform_observable() -> &'static [&'static str] {
+    if cfg!(target_os = "linux") {
+        OBSERVE_ALL
+    } else {
+        OBSERVE_EXITED
+    }
+}
+
+/// Looks at the pane whose first process is `pane_pid`. Never panics;
+/// reads a few small `/proc` files (and, when a command runs, one `stat`
+/// per process on the machine to find the foreground group's members).
+pub fn probe(pane_pid: u32) -> Probe {
+    imp::probe(pane_pid)
+}
+
+/// A process's `/proc/<pid>/stat`, the fields used here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stat {
+    pub pid: u32,
+    /// `comm`: may hold spaces and parentheses.
+    pub comm: Vec<u8>,
+    /// One letter: `R`, `S`, `D`, `Z`, `T`, …
+    pub state: u8,
+    pub pgrp: i32,
+    pub tty_nr: i32,
+    /// The foreground process group of the process's terminal, -1 if none.
+    pub tpgid: i32,
+}
+
+/// Parses `/proc/<pid>/stat`. `comm` runs from the first `(` to the
+/// *last* `)`: a program can name itself `a) S 1 (b`.
+pub fn parse_stat(bytes: &[u8]) -> Option<Stat> {
+    let open = memchr::memchr(b'(', bytes)?;
+    let close = memchr::memrchr(b')', bytes)?;
+    if close < open {
+        return None;
+    }
+    let pid = number(bytes[..open].trim_ascii())?;
+    let mut rest = bytes[close + 1..]
+        .split(|b| *b == b' ')
+        .filter(|f| !f.is_empty());
+    let state = *rest.next()?.first()?;
+    // After the state: ppid, pgrp, session, tty_nr, tpgid.
+    let _ppid = rest.next()?;
+    let pgrp = number(rest.next()?)?;
+    let _session = rest.next()?;
+    let tty_nr = number(rest.next()?)?;
+    let tpgid = number(rest.next()?.trim_ascii())?;
+    Some(Stat {
+        pid: u32::try_from(pid).ok()?,
+        comm: bytes[open + 1..close].to_vec(),
+        state,
+        pgrp: i32::try_from(pgrp).ok()?,
+        tty_nr: i32::try_from(tty_nr).ok()?,
+        tpgid: i32::try_from(tpgid).ok()?,
+    })
+}
+
+fn number(field: &[u8]) -> Option<i64> {
+    std::str::from_utf8(field).ok()?.parse().ok()
+}
+
+/// Where a sleeping task waits, from its `wchan`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// In the terminal's read (`n_tty_read`, or `wait_woken` since 5.16).
+    TtyRead,
+    /// In `poll`, `select` or `epoll_wait`.
+    Poll,
+    /// Elsewhere (a timer, a pipe, a child, a lock).
+    Other,
+    /// The kernel would not say (`0` for a sleeping task).
+    Hidden,
+}
+
+/// Classifies a `wchan` as read. Compiler suffixes (`.constprop.0`,
+/// `.isra.0`) are ignored.
+pub fn classify_wchan(bytes: &[u8]) -> Wait {
+    let name = bytes.trim_ascii();
+    let name = name.split(|b| *b == b'.').next().unwrap_or(name);
+    match name {
+        b"" | b"0" => Wait::Hidden,
+        b"n_tty_read" | b"wait_woken" => Wait::TtyRead,
+        b"poll_schedule_timeout"
+        | b"do_select"
+        | b"core_sys_select"
+        | b"do_sys_poll"
+        | b"do_poll"
+        | b"ep_poll"
+        | b"do_epoll_wait"
+        | b"schedule_hrtimeout_range" => Wait::Poll,
+        _ => Wait::Other,
+    }
+}
+
+/// One member of the foreground process group and its tasks' waits
+/// (sleeping tasks only: a running task waits on nothing).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    pub stat: Stat,
+    pub waits: Vec<Wait>,
+}
+
+/// The facts a probe gathered, judged by [`judge`] (pure, so the rules
+/// are tested on recorded facts).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Facts {
+    /// The pane's shell (`pane_pid`) and its tasks' waits.
+    pub shell: Member,
+    /// The foreground group's members when it is not the shell's.
+    pub foreground: Vec<Member>,
+    /// Whether the terminal is in canonical mode (`None`: unknown).
+    pub canonical: Option<bool>,
+}
+
+/// Applies the rules of the module documentation to `facts`.
+pub fn judge(facts: &Facts) -> Probe {
+    let shell = &facts.shell;
+    let raw = facts.canonical == Some(false);
+    let hidden = |m: &Member| m.waits.contains(&Wait::Hidden);
+    let name = |m: &Member| Some(String::from_utf8_lossy(&m.stat.comm).into_owned());
+    if shell.stat.tpgid == shell.stat.pgrp || facts.foreground.is_empty() {
+        let reading = shell.waits.contains(&Wait::TtyRead)
+            && facts.canonical == Some(true)
+            && !CANONICAL_PROMPT_SHELLS.contains(&shell.stat.comm.as_slice());
+        let foreground = shell.stat.tpgid == shell.stat.pgrp;
+        let activity = match (foreground, reading) {
+            (true, true) => Activity::Input,
+            (true, false) => Activity::Prompt,
+            // A foreground group with no member found (it just ended).
+            (false, _) => Activity::Running,
+        };
+        return Probe {
+            activity,
+            foreground_pid: foreground.then_some(shell.stat.pid),
+            foreground_command: if foreground { name(shell) } else { None },
+            observable: observable(hidden(shell)),
+        };
+    }
+    let wants_input =
+        |m: &Member| m.waits.contains(&Wait::TtyRead) || (raw && m.waits.contains(&Wait::Poll));
+    let reader = facts.foreground.iter().find(|m| wants_input(m));
+    let leader = facts
+        .foreground
+        .iter()
+        .find(|m| m.stat.pid as i32 == m.stat.pgrp)
+        .unwrap_or(&facts.foreground[0]);
+    let shown = reader.unwrap_or(leader);
+    Probe {
+        activity: if reader.is_some() {
+            Activity::Input
+        } else {
+            Activity::Running
+        },
+        foreground_pid: Some(shown.stat.pid),
+        foreground_command: name(shown),
+        observable: observable(facts.foreground.iter().any(hidden)),
+    }
+}
+
+fn observable(hidden: bool) -> &'static [&'static str] {
+    if hidden {
+        OBSERVE_NO_INPUT
+    } else {
+        OBSERVE_ALL
+    }
+}
+
+/// The `/dev` path of a terminal from `tty_nr` (Unix98 pty slaves, majors
+/// 136–143, are what tmux panes get).
+pub fn tty_path(tty_nr: i32) -> Option<std::path::PathBuf> {
+    let dev = tty_nr as u32;
+    let major = (dev >> 8) & 0xfff;
+    let minor = (dev & 0xff) | ((dev >> 12) & 0xfff00);
+    (136..=143)
+        .contains(&major)
+        .then(|| format!("/dev/pts/{}", (major - 136) * 256 + minor).into())
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    /// At most this many processes of the foreground group, and threads
+    /// of each, are looked at (a bound on one probe's reads).
+    const MAX_MEMBERS: usize = 64;
+    const MAX_TASKS: usize = 64;
+
+    pub fn probe(pane_pid: u32) -> Probe {
+        let Some(stat) = read_stat(&format!("/proc/{pane_pid}/stat")) else {
+            return Probe::exited();
+        };
+        if matches!(stat.state, b'Z' | b'X') {
+            return Probe::exited();
+        }
+        let foreground = if stat.tpgid > 0 && stat.tpgid != stat.pgrp {
+            members(stat.tpgid, stat.tty_nr)
+        } else {
+            Vec::new()
+        };
+        let canonical = tty_path(stat.tty_nr).and_then(|p| canonical_mode(&p));
+        let shell = member(stat);
+        judge(&Facts {
+            shell,
+            foreground,
+            canonical,
+        })
+    }
+
+    fn read_stat(path: &str) -> Option<Stat> {
+        parse_stat(&fs::read(path).ok()?)
+    }
+
+    fn member(stat: Stat) -> Member {
+        let waits = task_waits(stat.pid);
+        Member { stat, waits }
+    }
+
+    /// The waits of a process's sleeping tasks.
+    fn task_waits(pid: u32) -> Vec<Wait> {
+        let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+            return Vec::new();
+        };
+        let mut waits = Vec::new();
+        for task in tasks.flatten().take(MAX_TASKS) {
+            let dir = task.path();
+            let sleeping = fs::read(dir.join("stat"))
+                .ok()
+                .and_then(|b| parse_stat(&b))
+                .is_some_and(|s| matches!(s.state, b'S' | b'D'));
+            if let (true, Ok(wchan)) = (sleeping, fs::read(dir.join("wchan"))) {
+                waits.push(classify_wchan(&wchan));
+            }
+        }
+        waits
+    }
+
+    /// The processes of group `pgrp` on terminal `tty_nr`, leader first.
+    fn members(pgrp: i32, tty_nr: i32) -> Vec<Member> {
+        let in_group = |s: &Stat| s.pgrp == pgrp && s.tty_nr == tty_nr;
+        let mut found: Vec<Stat> = Vec::new();
+        // The leader's pid is the group id; look there first.
+        if let Some(leader) = read_stat(&format!("/proc/{pgrp}/stat")).filter(in_group) {
+            found.push(leader);
+        }
+        if let Ok(dir) = fs::read_dir("/proc") {
+            for entry in dir.flatten() {
+                if found.len() >= MAX_MEMBERS {
+                    break;
+                }
+                let name = entry.file_name();
+                let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                    continue;
+                };
+                if pid == pgrp {
+                    continue;
+                }
+                if let Some(stat) = read_stat(&format!("/proc/{pid}/stat")).filter(in_group) {
+                    found.push(stat);
+                }
+            }
+        }
+        found.into_iter().map(member).collect()
+    }
+
+    /// Whether the terminal at `path` is in canonical (line) mode. Opened
+    /// read-only, non-blocking, never as a controlling terminal.
+    fn canonical_mode(path: &std::path::Path) -> Option<bool> {
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+            .open(path)
+            .ok()?;
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+        // SAFETY: termios is plain data; tcgetattr fills it or fails, and
+        // fd stays open for the call (file is dropped after).
+        let mut termios: libc::termios = unsafe { std::mem::zeroed() };
+        if unsafe { libc::tcgetattr(fd, &mut termios) } != 0 {
+            return None;
+        }
+        Some(termios.c_lflag & libc::ICANON != 0)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    use super::*;
+
+    pub fn probe(pane_pid: u32) -> Probe {
+        let Ok(pid) = libc::pid_t::try_from(pane_pid) else {
+            return Probe::exited();
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        Probe {
+            activity: if gone {
+                Activity::Exited
+            } else {
+                Activity::Running
+            },
+            foreground_pid: None,
+            foreground_command: None,
+            observable: OBSERVE_EXITED,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Recorded from /proc on Linux 6.18 (a bash at its prompt, pid 22323,
+    // on /dev/pts/0 = tty_nr 34816).
+    const BASH_AT_PROMPT: &[u8] = b"22323 (bash) S 22322 22323 22323 34816 22323 4194304 491 0 1 0 0 0 0 0 20 0 1 0 1009410 4816896 856 18446744073709551615 94806619136000 94806619925405 140721203183456 0 0 0 0 3686404 1266761467 1 0 0 17 1 0 0 0 0 0 94806620158704 94806620206948 94807653998592 140721203190453 140721203190477 140721203190477 140721203191786 0\n";
+
+    #[test]
+    fn parses_a_recorded_stat() {
+        let s = parse_stat(BASH_AT_PROMPT).unwrap();
+        assert_eq!(
+            (s.pid, s.comm.as_slice(), s.state, s.pgrp, s.tty_nr, s.tpgid),
+            (22323, &b"bash"[..], b'S', 22323, 34816, 22323)
+        );
+        assert_eq!(tty_path(s.tty_nr).unwrap().to_str(), Some("/dev/pts/0"));
+    }
+
+    #[test]
+    fn comm_with_spaces_and_parentheses_ends_at_the_last_paren() {
+        let line = b"77 (a) S 1 (b) x) R 5 77 77 34818 -1 0\n";
+        let s = parse_stat(line).unwrap();
+        assert_eq!(s.comm, b"a) S 1 (b) x".to_vec());
+        assert_eq!((s.state, s.pgrp, s.tty_nr, s.tpgid), (b'R', 77, 34818, -1));
+    }
+
+    #[test]
+    fn junk_stat_is_none_not_a_panic() {
+        for bad in [
+            &b""[..],
+            b"12",
+            b"12 (x",
+            b"x) 12 (",
+            b"12 (x) S",
+            b"12 (x) S 1 2 3 4",
+            b"abc (x) S 1 2 3 4 5",
+            b"12 (x) S 1 2 3 99999999999 5",
+            "12 (\u{fffd}) S 1 2 3 4 z".as_bytes(),
+        ] {
+            assert_eq!(parse_stat(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn wait_channels_as_this_kernel_writes_them() {
+        assert_eq!(classify_wchan(b"wait_woken"), Wait::TtyRead);
+        assert_eq!(classify_wchan(b"n_tty_read\n"), Wait::TtyRead);
+        assert_eq!(
+            classify_wchan(b"poll_schedule_timeout.constprop.0"),
+            Wait::Poll
+        );
+        assert_eq!(classify_wchan(b"do_select"), Wait::Poll);
+        assert_eq!(classify_wchan(b"ep_poll"), Wait::Poll);
+        assert_eq!(classify_wchan(b"hrtimer_nanosleep"), Wait::Other);
+        assert_eq!(classify_wchan(b"anon_pipe_read"), Wait::Other);
+        assert_eq!(classify_wchan(b"do_sigtimedwait.isra.0"), Wait::Other);
+        assert_eq!(classify_wchan(b"0"), Wait::Hidden);
+        assert_eq!(classify_wchan(b""), Wait::Hidden);
+    }
+
+    fn stat(pid: u32, comm: &str, pgrp: i32, tpgid: i32) -> Stat {
+        Stat {
+            pid,
+            comm: comm.as_bytes().to_vec(),
+            state: b'S',
+            pgrp,
+            tty_nr: 34816,
+            tpgid,
+        }
+    }
+
+    fn facts(shell: (&str, Wait, i32), fg: &[(u32, &str, &[Wait])], canonical: bool) -> Facts {
+        let (comm, wait, tpgid) = shell;
+        Facts {
+            shell: Member {
+                stat: stat(100, comm, 100, tpgid),
+                waits: vec![wait],
+            },
+            foreground: fg
+                .iter()
+                .map(|(pid, comm, waits)| Member {
+                    stat: stat(*pid, comm, tpgid, tpgid),
+                    waits: waits.to_vec(),
+                })
+                .collect(),
+            canonical: Some(canonical),
+        }
+    }
+
+    fn activity(f: &Facts) -> (Activity, Option<u32>, Option<String>) {
+        let p = judge(f);
+        (p.activity, p.foreground_pid, p.foreground_command)
+    }
+
+    #[test]
+    fn shells_at_their_prompt_and_in_read() {
+        use Activity::*;
+        let own = |a, w: (&str, Wait), canon| (a, facts((w.0, w.1, 100), &[], canon));
+        let cases = [
+            // bash and fish edit the prompt in raw mode under poll.
+            own(Prompt, ("bash", Wait::Poll), false),
+            own(Prompt, ("fish", Wait::Poll), false),
+            // zsh reads its raw-mode prompt with read().
+            own(Prompt, ("zsh", Wait::TtyRead), false),
+            // `read` in bash or zsh: a canonical-mode terminal read.
+            own(Input, ("bash", Wait::TtyRead), true),
+            own(Input, ("zsh", Wait::TtyRead), true),
+            // dash has no line editor: that read is its prompt.
+            own(Prompt, ("dash", Wait::TtyRead), true),
+        ];
+        for (want, f) in cases {
+            assert_eq!(
+                activity(&f),
+                (
+                    want,
+                    Some(100),
+                    Some(f.shell.stat.comm.iter().map(|b| *b as char).collect())
+                ),
+                "{f:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn foreground_commands() {
+        use Activity::*;
+        let fg = |members: &[(u32, &str, &[Wait])], canon| {
+            facts(("bash", Wait::Other, 200), members, canon)
+        };
+        let cat = fg(&[(200, "cat", &[Wait::TtyRead])], true);
+        assert_eq!(activity(&cat), (Input, Some(200), Some("cat".into())));
+        let sleep = fg(&[(200, "sleep", &[Wait::Other])], true);
+        assert_eq!(activity(&sleep), (Running, Some(200), Some("sleep".into())));
+        // A REPL under poll in raw mode waits for keys; a server under
+        // epoll in canonical mode does not.
+        let repl = fg(&[(200, "python3", &[Wait::Poll])], false);
+        assert_eq!(activity(&repl).0, Input);
+        let server = fg(&[(200, "node", &[Wait::Poll, Wait::Other])], true);
+        assert_eq!(activity(&server).0, Running);
+        // `sort | cat`: the member reading the terminal is named.
+        let pipe = fg(
+            &[
+                (200, "sort", &[Wait::Other]),
+                (201, "cat", &[Wait::TtyRead]),
+            ],
+            true,
+        );
+        assert_eq!(activity(&pipe), (Input, Some(201), Some("cat".into())));
+        // The leader is named when nobody reads.
+        let busy = fg(&[(201, "tee", &[]), (200, "make", &[Wait::Other])], true);
+        assert_eq!(activity(&busy), (Running, Some(200), Some("make".into())));
+    }
+
+    #[test]
+    fn a_hidden_wait_channel_drops_input_from_observable() {
+        let f = facts(
+            ("bash", Wait::Other, 200),
+            &[(200, "cat", &[Wait::Hidden])],
+            true,
+        );
+        let p = judge(&f);
+        assert_eq!(p.activity, Activity::Running);
+        assert_eq!(p.observable, OBSERVE_NO_INPUT);
+        let f = facts(("bash", Wait::Poll, 100), &[], false);
+        assert_eq!(judge(&f).observable, OBSERVE_ALL);
+    }
+
+    #[test]
+    fn a_pid_that_does_not_exist_has_exited() {
+        // Above the kernel's pid_max (at most 2^22).
+        let p = probe(u32::MAX - 1);
+        assert_eq!(p.activity, Activity::Exited);
+        assert_eq!(p.foreground_pid, None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn tty_numbers_map_to_pts_paths() {
+        // major 136 minor 5; major 137 minor 3 = pts 259; minor above 255.
+        assert_eq!(
+            tty_path((136 << 8) | 5).unwrap().to_str(),
+            Some("/dev/pts/5")
+        );
+        assert_eq!(
+            tty_path((137 << 8) | 3).unwrap().to_str(),
+            Some("/dev/pts/259")
+        );
+        let big = (136 << 8) | (0x1 << 20) | 0x02; // minor 0x102
+        assert_eq!(tty_path(big).unwrap().to_str(), Some("/dev/pts/258"));
+        assert_eq!(tty_path(0), None);
+        assert_eq!(tty_path(4 << 8), None);
+    }
+}
