@@ -36,13 +36,12 @@ pub struct WindowInfo {
     pub active_pane_id: Option<String>,
 }
 
-/// A tmux pane (metadata, no content).
+// Where a pane sits in its window, as every pane model reports it. Plain
+// comments on this struct and on `PaneContentMatch`: a doc comment becomes a
+// schema description where they are inlined, and compacting it away
+// reorders that schema's keys in the catalog.
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
-pub struct PaneInfo {
-    pub pane_id: String,
-    pub pane_index: Option<String>,
-    pub pane_width: Option<String>,
-    pub pane_height: Option<String>,
+pub struct PaneGeometry {
     /// Window-relative cell coordinates; right and bottom are inclusive.
     pub pane_left: Option<i64>,
     pub pane_top: Option<i64>,
@@ -52,6 +51,17 @@ pub struct PaneInfo {
     pub pane_at_right: Option<bool>,
     pub pane_at_top: Option<bool>,
     pub pane_at_bottom: Option<bool>,
+}
+
+/// A tmux pane (metadata, no content).
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
+pub struct PaneInfo {
+    pub pane_id: String,
+    pub pane_index: Option<String>,
+    pub pane_width: Option<String>,
+    pub pane_height: Option<String>,
+    #[serde(flatten)]
+    pub geometry: PaneGeometry,
     pub pane_tty: Option<String>,
     pub pane_current_command: Option<String>,
     pub pane_current_path: Option<String>,
@@ -75,15 +85,8 @@ pub struct PaneSnapshot {
     pub cursor_y: i64,
     pub pane_width: i64,
     pub pane_height: i64,
-    /// Window-relative cell coordinates; right and bottom are inclusive.
-    pub pane_left: Option<i64>,
-    pub pane_top: Option<i64>,
-    pub pane_right: Option<i64>,
-    pub pane_bottom: Option<i64>,
-    pub pane_at_left: Option<bool>,
-    pub pane_at_right: Option<bool>,
-    pub pane_at_top: Option<bool>,
-    pub pane_at_bottom: Option<bool>,
+    #[serde(flatten)]
+    pub geometry: PaneGeometry,
     pub pane_tty: Option<String>,
     pub pane_pid: Option<String>,
     /// True when the pane's process has exited (remain-on-exit).
@@ -106,6 +109,25 @@ pub struct PaneSnapshot {
     pub content_truncated: bool,
     /// How many lines were cut.
     pub content_truncated_lines: i64,
+}
+
+// A pane whose text matched (search_panes), with the matching lines.
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
+pub struct PaneContentMatch {
+    pub pane_id: String,
+    #[serde(flatten)]
+    pub geometry: PaneGeometry,
+    pub pane_tty: Option<String>,
+    pub pane_current_command: Option<String>,
+    pub pane_current_path: Option<String>,
+    pub window_id: Option<String>,
+    pub window_name: Option<String>,
+    pub session_id: Option<String>,
+    pub session_name: Option<String>,
+    /// Matching lines (wrapped lines joined; the last ones when capped).
+    pub matched_lines: Vec<String>,
+    /// True for this MCP server's own pane; null when unknown.
+    pub is_caller: Option<bool>,
 }
 
 /// A tmux server.

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use super::batch::OnError;
 use super::bounded::DEFAULT_BYTES;
+use super::models::PaneContentMatch;
 use super::pane::{self, Typing};
+use super::rows;
 use super::sock::Sock;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, Doomed, PaneSel, SessionSel};
@@ -18,7 +20,6 @@ use super::toolsets::Toolset;
 use super::{App, DESTROY, ErrorKind, Hints, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
-use crate::tmux::format::{Schema, flag, int, opt};
 use crate::tmux::{Command, PaneId, TmuxError};
 
 /// Starts a process in place of something: it may kill a program or
@@ -553,31 +554,6 @@ fn default_limit() -> Option<i64> {
     Some(500)
 }
 
-// A pane whose text matched, with the matching lines.
-#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
-pub struct PaneContentMatch {
-    pub pane_id: String,
-    pub pane_left: Option<i64>,
-    pub pane_top: Option<i64>,
-    pub pane_right: Option<i64>,
-    pub pane_bottom: Option<i64>,
-    pub pane_at_left: Option<bool>,
-    pub pane_at_right: Option<bool>,
-    pub pane_at_top: Option<bool>,
-    pub pane_at_bottom: Option<bool>,
-    pub pane_tty: Option<String>,
-    pub pane_current_command: Option<String>,
-    pub pane_current_path: Option<String>,
-    pub window_id: Option<String>,
-    pub window_name: Option<String>,
-    pub session_id: Option<String>,
-    pub session_name: Option<String>,
-    /// Matching lines (wrapped lines joined; the last ones when capped).
-    pub matched_lines: Vec<String>,
-    /// True for this MCP server's own pane; null when unknown.
-    pub is_caller: Option<bool>,
-}
-
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SearchPanesResult {
     /// This page, sorted by pane id.
@@ -592,28 +568,6 @@ pub struct SearchPanesResult {
 }
 
 const MAX_PATTERN: usize = 1000;
-
-/// A candidate pane's fields (`matched_lines` and `is_caller` come later).
-const SEARCH: Schema<PaneContentMatch> = Schema(&[
-    ("pane_id", |m, v| m.pane_id = v.into()),
-    ("pane_left", |m, v| m.pane_left = int(v)),
-    ("pane_top", |m, v| m.pane_top = int(v)),
-    ("pane_right", |m, v| m.pane_right = int(v)),
-    ("pane_bottom", |m, v| m.pane_bottom = int(v)),
-    ("pane_at_left", |m, v| m.pane_at_left = flag(v)),
-    ("pane_at_right", |m, v| m.pane_at_right = flag(v)),
-    ("pane_at_top", |m, v| m.pane_at_top = flag(v)),
-    ("pane_at_bottom", |m, v| m.pane_at_bottom = flag(v)),
-    ("pane_tty", |m, v| m.pane_tty = opt(v)),
-    ("window_id", |m, v| m.window_id = opt(v)),
-    ("session_id", |m, v| m.session_id = opt(v)),
-    ("session_name", |m, v| m.session_name = Some(v.into())),
-    ("window_name", |m, v| m.window_name = Some(v.into())),
-    ("pane_current_command", |m, v| {
-        m.pane_current_command = opt(v)
-    }),
-    ("pane_current_path", |m, v| m.pane_current_path = opt(v)),
-]);
 
 fn compile(pattern: &str, regex: bool, match_case: bool) -> ToolResult<Regex> {
     if pattern.chars().count() > MAX_PATTERN {
@@ -697,11 +651,11 @@ async fn search_candidates(
         .run(
             Command::new("list-panes")
                 .flag("-a")
-                .opt("-F", SEARCH.template()),
+                .opt("-F", rows::SEARCH.template()),
         )
         .await?;
     let mut seen = std::collections::HashSet::new();
-    Ok(SEARCH
+    Ok(rows::SEARCH
         .parse(&lines)
         .into_iter()
         .filter(|m| session.is_none() || m.session_id == session)

@@ -221,11 +221,15 @@ impl Corner {
             Corner::BottomLeft => (false, true),
             Corner::BottomRight => (false, false),
         };
-        let vertical = if top { p.pane_at_top } else { p.pane_at_bottom };
-        let horizontal = if left {
-            p.pane_at_left
+        let vertical = if top {
+            p.geometry.pane_at_top
         } else {
-            p.pane_at_right
+            p.geometry.pane_at_bottom
+        };
+        let horizontal = if left {
+            p.geometry.pane_at_left
+        } else {
+            p.geometry.pane_at_right
         };
         vertical == Some(true) && horizontal == Some(true)
     }
@@ -246,7 +250,7 @@ fn pane_at(panes: Vec<PaneInfo>, corner: Corner) -> Option<PaneInfo> {
     panes
         .into_iter()
         .filter(|p| corner.holds(p))
-        .max_by_key(|p| p.pane_left.unwrap_or(0) + p.pane_top.unwrap_or(0))
+        .max_by_key(|p| p.geometry.pane_left.unwrap_or(0) + p.geometry.pane_top.unwrap_or(0))
 }
 
 async fn find_pane_by_position(
@@ -476,30 +480,22 @@ async fn exit_copy_mode(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::models::PaneGeometry;
 
     fn pane(id: &str, active: bool, at: [bool; 4], left: i64, top: i64) -> PaneInfo {
         PaneInfo {
             pane_id: id.into(),
-            pane_index: None,
-            pane_width: None,
-            pane_height: None,
-            pane_left: Some(left),
-            pane_top: Some(top),
-            pane_right: None,
-            pane_bottom: None,
-            pane_at_left: Some(at[0]),
-            pane_at_right: Some(at[1]),
-            pane_at_top: Some(at[2]),
-            pane_at_bottom: Some(at[3]),
-            pane_tty: None,
-            pane_current_command: None,
-            pane_current_path: None,
-            pane_pid: None,
-            pane_title: None,
+            geometry: PaneGeometry {
+                pane_left: Some(left),
+                pane_top: Some(top),
+                pane_at_left: Some(at[0]),
+                pane_at_right: Some(at[1]),
+                pane_at_top: Some(at[2]),
+                pane_at_bottom: Some(at[3]),
+                ..PaneGeometry::default()
+            },
             pane_active: Some(if active { "1" } else { "0" }.into()),
-            window_id: None,
-            session_id: None,
-            is_caller: None,
+            ..PaneInfo::default()
         }
     }
 

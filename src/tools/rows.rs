@@ -2,7 +2,7 @@
 //! format variable it asks for beside where its text goes. The encoding of
 //! records and the parse loop are [`crate::tmux::format`]'s.
 
-use super::models::{PaneInfo, PaneSnapshot, SessionInfo, WindowInfo};
+use super::models::{PaneContentMatch, PaneInfo, PaneSnapshot, SessionInfo, WindowInfo};
 use crate::tmux::format::{Schema, flag, int, opt};
 
 pub const SESSION: Schema<SessionInfo> = Schema(&[
@@ -30,65 +30,85 @@ pub const WINDOW: Schema<WindowInfo> = Schema(&[
     ("window_name", |m, v| m.window_name = Some(v.into())),
 ]);
 
+/// A pane model's field list: the `before` fields, then the
+/// [`PaneGeometry`](super::models::PaneGeometry) every pane model shares
+/// (written once, here), then the `after` fields.
+macro_rules! pane_schema {
+    (before: [$($before:expr),* $(,)?], after: [$($after:expr),* $(,)?] $(,)?) => {
+        Schema(&[
+            $($before,)*
+            ("pane_left", |m, v| m.geometry.pane_left = int(v)),
+            ("pane_top", |m, v| m.geometry.pane_top = int(v)),
+            ("pane_right", |m, v| m.geometry.pane_right = int(v)),
+            ("pane_bottom", |m, v| m.geometry.pane_bottom = int(v)),
+            ("pane_at_left", |m, v| m.geometry.pane_at_left = flag(v)),
+            ("pane_at_right", |m, v| m.geometry.pane_at_right = flag(v)),
+            ("pane_at_top", |m, v| m.geometry.pane_at_top = flag(v)),
+            ("pane_at_bottom", |m, v| m.geometry.pane_at_bottom = flag(v)),
+            $($after,)*
+        ])
+    };
+}
+
 /// A pane's metadata (`is_caller` is the tools' to fill in).
-pub const PANE: Schema<PaneInfo> = Schema(&[
-    ("pane_id", |m, v| m.pane_id = v.into()),
-    ("pane_index", |m, v| m.pane_index = opt(v)),
-    ("pane_width", |m, v| m.pane_width = opt(v)),
-    ("pane_height", |m, v| m.pane_height = opt(v)),
-    ("pane_left", |m, v| m.pane_left = int(v)),
-    ("pane_top", |m, v| m.pane_top = int(v)),
-    ("pane_right", |m, v| m.pane_right = int(v)),
-    ("pane_bottom", |m, v| m.pane_bottom = int(v)),
-    ("pane_at_left", |m, v| m.pane_at_left = flag(v)),
-    ("pane_at_right", |m, v| m.pane_at_right = flag(v)),
-    ("pane_at_top", |m, v| m.pane_at_top = flag(v)),
-    ("pane_at_bottom", |m, v| m.pane_at_bottom = flag(v)),
-    ("pane_tty", |m, v| m.pane_tty = opt(v)),
-    ("pane_pid", |m, v| m.pane_pid = opt(v)),
-    ("pane_active", |m, v| m.pane_active = opt(v)),
-    ("window_id", |m, v| m.window_id = opt(v)),
-    ("session_id", |m, v| m.session_id = opt(v)),
-    ("pane_current_command", |m, v| {
-        m.pane_current_command = opt(v)
-    }),
-    ("pane_current_path", |m, v| m.pane_current_path = opt(v)),
-    ("pane_title", |m, v| m.pane_title = Some(v.into())),
-]);
+pub const PANE: Schema<PaneInfo> = pane_schema! {
+    before: [
+        ("pane_id", |m, v| m.pane_id = v.into()),
+        ("pane_index", |m, v| m.pane_index = opt(v)),
+        ("pane_width", |m, v| m.pane_width = opt(v)),
+        ("pane_height", |m, v| m.pane_height = opt(v)),
+    ],
+    after: [
+        ("pane_tty", |m, v| m.pane_tty = opt(v)),
+        ("pane_pid", |m, v| m.pane_pid = opt(v)),
+        ("pane_active", |m, v| m.pane_active = opt(v)),
+        ("window_id", |m, v| m.window_id = opt(v)),
+        ("session_id", |m, v| m.session_id = opt(v)),
+        ("pane_current_command", |m, v| m.pane_current_command = opt(v)),
+        ("pane_current_path", |m, v| m.pane_current_path = opt(v)),
+        ("pane_title", |m, v| m.pane_title = Some(v.into())),
+    ],
+};
 
 /// `snapshot_pane` without its content: the pane id (empty when there is
 /// no such pane), then the reference's 23 variables.
-pub const SNAPSHOT: Schema<PaneSnapshot> = Schema(&[
-    ("pane_id", |m, v| m.pane_id = v.into()),
-    ("cursor_x", |m, v| m.cursor_x = int(v).unwrap_or(0)),
-    ("cursor_y", |m, v| m.cursor_y = int(v).unwrap_or(0)),
-    ("pane_width", |m, v| m.pane_width = int(v).unwrap_or(0)),
-    ("pane_height", |m, v| m.pane_height = int(v).unwrap_or(0)),
-    // A count of stacked modes (copy mode over clock mode is 2).
-    ("pane_in_mode", |m, v| {
-        m.pane_in_mode = int(v).is_some_and(|n| n > 0)
-    }),
-    ("pane_mode", |m, v| m.pane_mode = opt(v)),
-    ("scroll_position", |m, v| m.scroll_position = int(v)),
-    ("history_size", |m, v| m.history_size = int(v).unwrap_or(0)),
-    ("pane_left", |m, v| m.pane_left = int(v)),
-    ("pane_top", |m, v| m.pane_top = int(v)),
-    ("pane_right", |m, v| m.pane_right = int(v)),
-    ("pane_bottom", |m, v| m.pane_bottom = int(v)),
-    ("pane_at_left", |m, v| m.pane_at_left = flag(v)),
-    ("pane_at_right", |m, v| m.pane_at_right = flag(v)),
-    ("pane_at_top", |m, v| m.pane_at_top = flag(v)),
-    ("pane_at_bottom", |m, v| m.pane_at_bottom = flag(v)),
-    ("pane_tty", |m, v| m.pane_tty = opt(v)),
-    ("pane_pid", |m, v| m.pane_pid = opt(v)),
-    ("pane_dead", |m, v| m.pane_dead = flag(v)),
-    ("alternate_on", |m, v| m.alternate_on = flag(v)),
-    ("pane_current_command", |m, v| {
-        m.pane_current_command = opt(v)
-    }),
-    ("pane_current_path", |m, v| m.pane_current_path = opt(v)),
-    ("pane_title", |m, v| m.title = opt(v)),
-]);
+pub const SNAPSHOT: Schema<PaneSnapshot> = pane_schema! {
+    before: [
+        ("pane_id", |m, v| m.pane_id = v.into()),
+        ("cursor_x", |m, v| m.cursor_x = int(v).unwrap_or(0)),
+        ("cursor_y", |m, v| m.cursor_y = int(v).unwrap_or(0)),
+        ("pane_width", |m, v| m.pane_width = int(v).unwrap_or(0)),
+        ("pane_height", |m, v| m.pane_height = int(v).unwrap_or(0)),
+        // A count of stacked modes (copy mode over clock mode is 2).
+        ("pane_in_mode", |m, v| m.pane_in_mode = int(v).is_some_and(|n| n > 0)),
+        ("pane_mode", |m, v| m.pane_mode = opt(v)),
+        ("scroll_position", |m, v| m.scroll_position = int(v)),
+        ("history_size", |m, v| m.history_size = int(v).unwrap_or(0)),
+    ],
+    after: [
+        ("pane_tty", |m, v| m.pane_tty = opt(v)),
+        ("pane_pid", |m, v| m.pane_pid = opt(v)),
+        ("pane_dead", |m, v| m.pane_dead = flag(v)),
+        ("alternate_on", |m, v| m.alternate_on = flag(v)),
+        ("pane_current_command", |m, v| m.pane_current_command = opt(v)),
+        ("pane_current_path", |m, v| m.pane_current_path = opt(v)),
+        ("pane_title", |m, v| m.title = opt(v)),
+    ],
+};
+
+/// A `search_panes` candidate (`matched_lines` and `is_caller` come later).
+pub const SEARCH: Schema<PaneContentMatch> = pane_schema! {
+    before: [("pane_id", |m, v| m.pane_id = v.into())],
+    after: [
+        ("pane_tty", |m, v| m.pane_tty = opt(v)),
+        ("window_id", |m, v| m.window_id = opt(v)),
+        ("session_id", |m, v| m.session_id = opt(v)),
+        ("session_name", |m, v| m.session_name = Some(v.into())),
+        ("window_name", |m, v| m.window_name = Some(v.into())),
+        ("pane_current_command", |m, v| m.pane_current_command = opt(v)),
+        ("pane_current_path", |m, v| m.pane_current_path = opt(v)),
+    ],
+};
 
 #[cfg(test)]
 mod tests {
@@ -129,5 +149,6 @@ mod tests {
         check(&WINDOW);
         check(&PANE);
         check(&SNAPSHOT);
+        check(&SEARCH);
     }
 }
