@@ -36,6 +36,10 @@ Environment (the names of libtmux-mcp, so settings carry over):
   LIBTMUX_MCP_WAIT_MAX_SECONDS   ceiling of every wait (1-120, default 30)
   LIBTMUX_SUPPRESS_HISTORY       0: run_command's commands enter shell history
   FASTMCP_LOG_LEVEL              WARNING or above: no audit line per call on stderr
+  TMUX_MCP_HOSTS                 remote hosts a call may reach, ALIAS=DESTINATION,...
+                                 (ssh destinations); socket_name ALIAS:NAME is the
+                                 tmux server NAME there, ALIAS: its default one
+  TMUX_MCP_SSH                   the ssh program for those hosts (default ssh)
   HOME                           the start directory of spawned shells when none is given
   PATH                           where tmux is looked up when LIBTMUX_TMUX_BIN is unset
 

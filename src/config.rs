@@ -34,7 +34,111 @@ pub struct Config {
     /// Write the audit line of every tool call to stderr (an INFO record in
     /// the reference: `FASTMCP_LOG_LEVEL` set to WARNING or above turns it off).
     pub audit: bool,
+    /// The remote hosts a call may reach (`TMUX_MCP_HOSTS`, `TMUX_MCP_SSH`).
+    pub hosts: Hosts,
     pub limits: Limits,
+}
+
+/// The remote hosts a call may reach, configured by the user only: a call
+/// names an alias, never a destination, so an agent cannot pick a host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hosts {
+    /// In the order `TMUX_MCP_HOSTS` lists them.
+    pub hosts: Vec<Host>,
+    /// `TMUX_MCP_SSH`, default `ssh`: the program run as ssh.
+    pub ssh: PathBuf,
+}
+
+/// One `ALIAS=DESTINATION` of `TMUX_MCP_HOSTS`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Host {
+    /// What a call writes before the `:` of `socket_name`.
+    pub alias: String,
+    /// What ssh is given: `[user@]host`, or a `Host` of the user's ssh config.
+    pub destination: String,
+}
+
+impl Default for Hosts {
+    fn default() -> Self {
+        Hosts {
+            hosts: Vec::new(),
+            ssh: "ssh".into(),
+        }
+    }
+}
+
+impl Hosts {
+    /// Parses `TMUX_MCP_HOSTS` (`ALIAS=DESTINATION,...`) and `TMUX_MCP_SSH`.
+    pub fn parse(hosts: Option<&str>, ssh: Option<&str>) -> anyhow::Result<Hosts> {
+        let mut parsed = Hosts::default();
+        if let Some(ssh) = ssh.filter(|s| !s.is_empty()) {
+            parsed.ssh = ssh.into();
+        }
+        let list = hosts.unwrap_or("").trim();
+        if list.is_empty() {
+            return Ok(parsed);
+        }
+        for entry in list.split(',').map(str::trim) {
+            let host = Host::parse(entry).with_context(|| {
+                format!(
+                    "TMUX_MCP_HOSTS entry {entry:?}: expected ALIAS=DESTINATION, comma-separated"
+                )
+            })?;
+            if parsed.get(&host.alias).is_some() {
+                bail!("TMUX_MCP_HOSTS names the alias {:?} twice", host.alias);
+            }
+            parsed.hosts.push(host);
+        }
+        Ok(parsed)
+    }
+
+    /// The host configured under `alias`.
+    pub fn get(&self, alias: &str) -> Option<&Host> {
+        self.hosts.iter().find(|h| h.alias == alias)
+    }
+
+    /// The configured aliases, for messages: `a, b` or `none`.
+    pub fn aliases(&self) -> String {
+        if self.hosts.is_empty() {
+            return "none (set TMUX_MCP_HOSTS=ALIAS=DESTINATION to allow one)".into();
+        }
+        let names: Vec<&str> = self.hosts.iter().map(|h| h.alias.as_str()).collect();
+        names.join(", ")
+    }
+}
+
+impl Host {
+    fn parse(entry: &str) -> anyhow::Result<Host> {
+        let Some((alias, destination)) = entry.split_once('=') else {
+            bail!("no '='");
+        };
+        let (alias, destination) = (alias.trim(), destination.trim());
+        let alias_ok = !alias.is_empty()
+            && alias != "."
+            && alias != ".."
+            && alias
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+        if !alias_ok {
+            bail!("the alias {alias:?} must be letters, digits, '.', '_' or '-'");
+        }
+        // ssh gets the destination as one word after `--`; a leading '-'
+        // or a space would still read as something else to a person.
+        let destination_ok = !destination.is_empty()
+            && !destination.starts_with('-')
+            && destination
+                .bytes()
+                .all(|b| b.is_ascii_graphic() || b >= 0x80);
+        if !destination_ok {
+            bail!(
+                "the destination {destination:?} must be what ssh accepts: [user@]host or a Host of your ssh config (no spaces, not starting with '-')"
+            );
+        }
+        Ok(Host {
+            alias: alias.to_owned(),
+            destination: destination.to_owned(),
+        })
+    }
 }
 
 /// Every buffer bound in one place.
@@ -103,10 +207,14 @@ impl Config {
         };
         let wait_max = wait_ceiling(var("LIBTMUX_MCP_WAIT_MAX_SECONDS"), &mut warnings);
         let non_empty = |name: &str| var(name).filter(|v| !v.is_empty());
+        let hosts = Hosts::parse(
+            var("TMUX_MCP_HOSTS").as_deref(),
+            var("TMUX_MCP_SSH").as_deref(),
+        )?;
         let forced_socket_path = non_empty("LIBTMUX_SOCKET_PATH").map(PathBuf::from);
         let default_socket = match (&forced_socket_path, non_empty("LIBTMUX_SOCKET")) {
             (Some(path), _) => SocketSpec::Path(path.clone()),
-            (None, Some(name)) => SocketSpec::name(&name).context("LIBTMUX_SOCKET")?,
+            (None, Some(name)) => SocketSpec::parse(&name, &hosts).context("LIBTMUX_SOCKET")?,
             (None, None) => SocketSpec::Default,
         };
         let caller = Caller {
@@ -132,6 +240,7 @@ impl Config {
             audit: !var("FASTMCP_LOG_LEVEL").is_some_and(|l| {
                 ["WARNING", "ERROR", "CRITICAL"].contains(&l.trim().to_uppercase().as_str())
             }),
+            hosts,
             limits: Limits::default(),
         };
         Ok((config, warnings))
@@ -219,6 +328,67 @@ mod tests {
                 .unwrap()
                 .0
                 .suppress_history
+        );
+    }
+
+    #[test]
+    fn hosts_are_aliases_of_ssh_destinations() {
+        let (c, _) = config(&[]).unwrap();
+        assert_eq!(c.hosts, Hosts::default());
+        assert_eq!(c.hosts.ssh, PathBuf::from("ssh"));
+        let (c, _) = config(&[
+            (
+                "TMUX_MCP_HOSTS",
+                " gpu=me@gpu.example , build=buildbox,ip=10.0.0.2",
+            ),
+            ("TMUX_MCP_SSH", "/opt/ssh"),
+        ])
+        .unwrap();
+        let pairs: Vec<(&str, &str)> = c
+            .hosts
+            .hosts
+            .iter()
+            .map(|h| (h.alias.as_str(), h.destination.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("gpu", "me@gpu.example"),
+                ("build", "buildbox"),
+                ("ip", "10.0.0.2")
+            ]
+        );
+        assert_eq!(c.hosts.ssh, PathBuf::from("/opt/ssh"));
+        assert_eq!(c.hosts.get("build").unwrap().destination, "buildbox");
+        assert!(c.hosts.get("nope").is_none());
+        assert_eq!(c.hosts.aliases(), "gpu, build, ip");
+    }
+
+    #[test]
+    fn malformed_hosts_fail_startup_naming_the_entry() {
+        for (bad, says) in [
+            ("gpu", "no '='"),
+            ("gpu=", "destination"),
+            ("=host", "alias"),
+            ("a:b=host", "alias"),
+            ("a b=host", "alias"),
+            ("gpu=-oProxyCommand=x", "destination"),
+            ("gpu=two words", "destination"),
+            ("gpu=a,,b=c", "expected ALIAS=DESTINATION"),
+            ("gpu=a,gpu=b", "twice"),
+        ] {
+            let err = config(&[("TMUX_MCP_HOSTS", bad)]).unwrap_err();
+            let text = format!("{err:#}");
+            assert!(text.contains("TMUX_MCP_HOSTS"), "{bad}: {text}");
+            assert!(text.contains(says), "{bad}: {text}");
+        }
+        assert!(
+            config(&[("TMUX_MCP_HOSTS", "  ")])
+                .unwrap()
+                .0
+                .hosts
+                .hosts
+                .is_empty()
         );
     }
 

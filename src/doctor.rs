@@ -158,7 +158,13 @@ fn check_socket(report: &mut Report, app: &App, tmux: &Path) {
         report.fail("socket", "the configured socket is invalid");
         return;
     };
-    let socket = target.hub.socket().to_path_buf();
+    let Some(socket) = target.hub.local_socket().map(Path::to_path_buf) else {
+        report.ok(
+            "socket",
+            format!("{} (a remote host, over ssh)", target.hub.address()),
+        );
+        return;
+    };
     let chosen_by = if config.forced_socket_path.is_some() {
         "LIBTMUX_SOCKET_PATH"
     } else if std::env::var_os("LIBTMUX_SOCKET").is_some() {

@@ -1,15 +1,16 @@
 //! tmux as a child process: the `tmux -C` child behind a control client
 //! ([`LocalTmux`], a [`Transport`]), and the one-shot `tmux` process that
-//! runs a single command ([`run`]).
+//! runs a single command ([`OneShot`]: here, or over ssh in [`super::ssh`]).
 //!
 //! Everything here is about processes: spawning with `$TMUX` removed (so
 //! our `-S` alone picks the server), reaping so no child lingers, and the
 //! child's stderr, which is read and logged (bounded) rather than left to
 //! fill its pipe. What is spoken over the pipe is [`super::connection`]'s.
 
-use std::ffi::OsStr;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -17,6 +18,7 @@ use tokio::process::Child;
 use tokio_util::sync::CancellationToken;
 
 use super::connection::{Pipe, Transport};
+use super::ssh::SshTransport;
 use super::{SessionId, TmuxError};
 
 /// Control clients as `tmux -C` children of this process, on one socket.
@@ -34,17 +36,51 @@ pub struct LocalTmux {
 impl Transport for LocalTmux {
     fn open(&self, session: SessionId) -> Result<Pipe, TmuxError> {
         let mut command = tmux(&self.tmux_bin);
-        command.arg("-N").arg("-S").arg(&self.socket).args([
-            OsStr::new("-C"),
-            OsStr::new("attach-session"),
-            OsStr::new("-t"),
-            OsStr::new(&session.to_string()),
-            OsStr::new("-f"),
-            OsStr::new("ignore-size"),
-        ]);
+        command
+            .arg("-S")
+            .arg(&self.socket)
+            .args(attach_args(session));
         let label = format!("tmux -C {session} on {}", self.socket.display());
         spawn(command, label)
     }
+}
+
+/// How a server's one-shot `tmux` processes are run: here, or on its host.
+pub enum OneShot {
+    Local(LocalTmux),
+    Ssh(Arc<SshTransport>),
+}
+
+impl OneShot {
+    /// Runs `tmux ARGV...` against the server to completion (see
+    /// [`finish`]): `tmux -u -S <socket> ARGV...` here, or over ssh.
+    pub async fn run(
+        &self,
+        argv: Vec<OsString>,
+        timeout: Duration,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Finished, TmuxError> {
+        match self {
+            OneShot::Local(local) => {
+                let mut command = tmux(&local.tmux_bin);
+                command.arg("-S").arg(&local.socket).args(argv);
+                command.stdin(Stdio::null());
+                finish(command, timeout, cancel).await
+            }
+            OneShot::Ssh(ssh) => ssh.run(&argv, timeout, cancel).await,
+        }
+    }
+}
+
+/// What follows `tmux -u [socket]` for a control client of `session`:
+/// `-N -C attach-session -t $id -f ignore-size`.
+pub fn attach_args(session: SessionId) -> Vec<OsString> {
+    ["-N", "-C", "attach-session", "-t"]
+        .into_iter()
+        .map(OsString::from)
+        .chain([session.to_string().into()])
+        .chain(["-f", "ignore-size"].map(OsString::from))
+        .collect()
 }
 
 /// `tmux -u`, with the caller's `$TMUX` and `$TMUX_PANE` removed.
@@ -110,26 +146,22 @@ pub struct Finished {
     pub stderr: Vec<u8>,
 }
 
-/// Runs `tmux -u -S <socket> ARGV...` to completion. When `timeout` passes
-/// ([`TmuxError::Timeout`]) or `cancel` fires ([`TmuxError::Cancelled`]) the
-/// process is killed and reaped before this returns.
-pub async fn run(
-    tmux_bin: &Path,
-    socket: &Path,
-    argv: Vec<std::ffi::OsString>,
+/// Runs `command` (its stdin already chosen) to completion and reads what
+/// it printed. When `timeout` passes ([`TmuxError::Timeout`]) or `cancel`
+/// fires ([`TmuxError::Cancelled`]) the process is killed and reaped before
+/// this returns.
+pub async fn finish(
+    mut command: tokio::process::Command,
     timeout: Duration,
     cancel: Option<&CancellationToken>,
 ) -> Result<Finished, TmuxError> {
-    let mut command = tmux(tmux_bin);
-    command.arg("-S").arg(socket).args(argv);
     let mut child = command
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| spawn_error(&command, e))?;
     let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
-        return Err(TmuxError::Io("tmux output pipes missing".into()));
+        return Err(TmuxError::Io("child output pipes missing".into()));
     };
     let finished = async {
         let (mut stdout, mut stderr) = (Vec::new(), Vec::new());

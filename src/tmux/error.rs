@@ -31,6 +31,8 @@ pub enum TmuxError {
     Io(String),
     /// The caller gave up (the request was cancelled) before tmux finished.
     Cancelled,
+    /// ssh could not reach a remote host, in ssh's words.
+    Ssh(String),
 }
 
 impl fmt::Display for TmuxError {
@@ -64,6 +66,7 @@ impl fmt::Display for TmuxError {
                  full path in the MCP client's env for this server; `command -v tmux` prints it)"
             ),
             TmuxError::Cancelled => f.write_str("the request was cancelled"),
+            TmuxError::Ssh(msg) => f.write_str(msg),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The control clients of one tmux server ([`Hub`]), and the registry of
-//! servers by socket ([`Hubs`]).
+//! servers by [`Address`] ([`Hubs`]): a local socket, or a server on a
+//! configured remote host, reached over ssh ([`super::ssh`]).
 //!
 //! A hub attaches control clients lazily: the first command attaches one to
 //! the server's first session and later commands reuse it (commands work on
@@ -34,19 +35,22 @@ use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
-use super::child::{self, LocalTmux};
+use super::child::{LocalTmux, OneShot};
 use super::connection::{Connection, Observer, Transport};
+use super::socket::{Address, Remote};
+use super::ssh::{Ssh, SshHost, SshTransport};
 use super::{Command, SessionId, TmuxError};
-use crate::config::Limits;
+use crate::config::{Hosts, Limits};
 use crate::panes::registry::Panes;
 
 /// The lines a command printed, whichever path ran it.
 pub type Lines = Vec<Vec<u8>>;
 
-/// One tmux server, by socket path.
+/// One tmux server, by address.
 pub struct Hub {
-    socket: PathBuf,
-    tmux_bin: PathBuf,
+    address: Address,
+    /// Runs the commands that go in a process of their own.
+    oneshot: OneShot,
     limits: Limits,
     panes: Arc<Panes>,
     transport: Arc<dyn Transport>,
@@ -79,6 +83,17 @@ impl Hub {
         Hub::with_transport(socket, tmux_bin, limits, transport)
     }
 
+    /// A hub of a server on a remote host: control clients and one-shot
+    /// commands both go through `ssh`.
+    pub fn remote(remote: Remote, ssh: Arc<SshTransport>, limits: Limits) -> Self {
+        Hub::assemble(
+            Address::Remote(remote),
+            OneShot::Ssh(ssh.clone()),
+            limits,
+            ssh,
+        )
+    }
+
     /// A hub whose control clients come from `transport`; one-shot commands
     /// still run `tmux_bin`.
     pub fn with_transport(
@@ -87,10 +102,23 @@ impl Hub {
         limits: Limits,
         transport: Arc<dyn Transport>,
     ) -> Self {
+        let oneshot = OneShot::Local(LocalTmux {
+            tmux_bin,
+            socket: socket.clone(),
+        });
+        Hub::assemble(Address::Local(socket), oneshot, limits, transport)
+    }
+
+    fn assemble(
+        address: Address,
+        oneshot: OneShot,
+        limits: Limits,
+        transport: Arc<dyn Transport>,
+    ) -> Self {
         let panes = Arc::new(Panes::new(limits.pane_ring, limits.watched_panes));
         Hub {
-            socket,
-            tmux_bin,
+            address,
+            oneshot,
             limits,
             panes,
             transport,
@@ -104,8 +132,16 @@ impl Hub {
         &self.panes
     }
 
-    pub fn socket(&self) -> &Path {
-        &self.socket
+    pub fn address(&self) -> &Address {
+        &self.address
+    }
+
+    /// The socket path, for a server on this machine.
+    pub fn local_socket(&self) -> Option<&Path> {
+        match &self.address {
+            Address::Local(path) => Some(path),
+            Address::Remote(_) => None,
+        }
     }
 
     pub fn limits(&self) -> &Limits {
@@ -201,7 +237,8 @@ impl Hub {
         result
     }
 
-    /// Runs `command` in a `tmux` process and reads what it printed.
+    /// Runs `command` in a `tmux` process (here, or over ssh on the
+    /// server's host) and reads what it printed.
     async fn process(
         &self,
         command: &Command,
@@ -209,7 +246,7 @@ impl Hub {
         cancel: Option<&CancellationToken>,
     ) -> Result<Lines, TmuxError> {
         let argv = command.to_argv()?;
-        let done = child::run(&self.tmux_bin, &self.socket, argv, timeout, cancel).await?;
+        let done = self.oneshot.run(argv, timeout, cancel).await?;
         if done.status.success() {
             return Ok(lines(done.stdout));
         }
@@ -247,7 +284,7 @@ impl Hub {
             Err(e) => {
                 eprintln!(
                     "tmux-mcp: attaching to {} {session} failed: {e}",
-                    self.socket.display()
+                    self.address
                 );
                 let mut clients = self.clients();
                 let delay = clients
@@ -444,26 +481,46 @@ fn is_no_server(stderr: &str) -> bool {
     stderr.starts_with("no server running") || stderr.starts_with("error connecting to")
 }
 
-/// Every tmux server this process has talked to, by socket path.
+/// Every tmux server this process has talked to, by address, and the
+/// remote hosts it may reach.
 pub struct Hubs {
     tmux_bin: PathBuf,
     limits: Limits,
-    hubs: Mutex<HashMap<PathBuf, Arc<Hub>>>,
+    /// The configured hosts by alias, sharing one ssh setup.
+    hosts: HashMap<String, Arc<SshHost>>,
+    ssh: Arc<Ssh>,
+    hubs: Mutex<HashMap<Address, Arc<Hub>>>,
 }
 
 impl Hubs {
+    /// Hubs of local servers only.
     pub fn new(tmux_bin: PathBuf, limits: Limits) -> Self {
+        Hubs::with_hosts(tmux_bin, limits, &Hosts::default())
+    }
+
+    /// Hubs of local servers and of servers on the `hosts` configured.
+    pub fn with_hosts(tmux_bin: PathBuf, limits: Limits, hosts: &Hosts) -> Self {
+        // ssh gives up connecting in half a command's time, so its own
+        // words reach the caller before the command times out.
+        let ssh = Ssh::new(hosts.ssh.clone(), limits.tmux_command_timeout / 2);
+        let hosts = hosts
+            .hosts
+            .iter()
+            .map(|h| (h.alias.clone(), SshHost::new(ssh.clone(), h.clone())))
+            .collect();
         Hubs {
             tmux_bin,
             limits,
+            hosts,
+            ssh,
             hubs: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The hub of the server at `socket`, created on first use.
+    /// The hub of the local server at `socket`, created on first use.
     pub fn get(&self, socket: &Path) -> Arc<Hub> {
         let mut hubs = self.hubs.lock().expect("hubs lock");
-        hubs.entry(socket.to_path_buf())
+        hubs.entry(Address::Local(socket.to_path_buf()))
             .or_insert_with(|| {
                 Arc::new(Hub::new(
                     socket.to_path_buf(),
@@ -472,6 +529,38 @@ impl Hubs {
                 ))
             })
             .clone()
+    }
+
+    /// The hub of the server at `address`, created on first use (nothing is
+    /// started until a command runs). A remote address must name a
+    /// configured host.
+    pub fn at(&self, address: &Address) -> Result<Arc<Hub>, TmuxError> {
+        let remote = match address {
+            Address::Local(socket) => return Ok(self.get(socket)),
+            Address::Remote(remote) => remote,
+        };
+        let host = self.host(&remote.alias)?;
+        let mut hubs = self.hubs.lock().expect("hubs lock");
+        let hub = hubs.entry(address.clone()).or_insert_with(|| {
+            let ssh = Arc::new(SshTransport {
+                host,
+                socket: remote.name.clone(),
+            });
+            Arc::new(Hub::remote(remote.clone(), ssh, self.limits.clone()))
+        });
+        Ok(hub.clone())
+    }
+
+    /// The configured host `alias`.
+    pub fn host(&self, alias: &str) -> Result<Arc<SshHost>, TmuxError> {
+        self.hosts.get(alias).cloned().ok_or_else(|| {
+            TmuxError::Ssh(format!("the remote host alias {alias:?} is not configured"))
+        })
+    }
+
+    /// The configured hosts, in no particular order.
+    pub fn hosts(&self) -> Vec<Arc<SshHost>> {
+        self.hosts.values().cloned().collect()
     }
 
     /// Every hub, in no particular order.
@@ -484,11 +573,15 @@ impl Hubs {
             .collect()
     }
 
-    /// Detaches from every server.
+    /// Detaches from every server, and closes the ssh connections.
     pub async fn shutdown(&self) {
         for hub in self.all() {
             hub.shutdown().await;
         }
+        for host in self.hosts() {
+            host.close().await;
+        }
+        self.ssh.remove_dir();
     }
 }
 

@@ -11,6 +11,7 @@ pub mod hub;
 pub mod output;
 pub mod scripted;
 pub mod socket;
+pub mod ssh;
 
 pub use crate::ids::{PaneId, SessionId, WindowId};
 pub use command::Command;

@@ -42,7 +42,11 @@ impl App {
     /// An app from a catalog already built for `config` (see
     /// [`crate::cli::settings`], which needs its names to read the selection).
     pub fn assemble(config: Config, catalog: Catalog, selection: Selection) -> Arc<App> {
-        let hubs = Hubs::new(config.tmux_bin.clone(), config.limits.clone());
+        let hubs = Hubs::with_hosts(
+            config.tmux_bin.clone(),
+            config.limits.clone(),
+            &config.hosts,
+        );
         Arc::new(App {
             config,
             hubs,

@@ -68,7 +68,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
         "pipe_pane",
         Toolset::Execute,
         "Pipe Pane",
-        "Log a pane's output to a file, or stop; writes anywhere this tmux server can.",
+        "Log a pane's output to a file, or stop; writes anywhere this tmux server can (a remote server: on its host).",
         REPLACE,
         pipe_pane,
     ));

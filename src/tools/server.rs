@@ -45,7 +45,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
         "list_servers",
         Toolset::Inspect,
         "List tmux Servers",
-        "Find live tmux servers: sockets in $TMUX_TMPDIR/tmux-<uid>/ and extra_socket_paths, each like get_server_info.",
+        "Find live tmux servers: sockets in $TMUX_TMPDIR/tmux-<uid>/ and extra_socket_paths, then each TMUX_MCP_HOSTS host's (socket_name ALIAS:NAME), each like get_server_info.",
         READ,
         list_servers,
     ));
@@ -145,7 +145,7 @@ async fn server_info(target: &Target, oneshot: bool) -> ToolResult<ServerInfo> {
         .filter(|v| !v.is_empty());
     Ok(ServerInfo {
         is_alive,
-        socket_name: target.spec.socket_name().map(str::to_owned),
+        socket_name: target.spec.socket_name(),
         socket_path: match &target.spec {
             SocketSpec::Path(p) => Some(p.display().to_string()),
             _ => None,
@@ -222,7 +222,44 @@ async fn list_servers(
             ),
         }
     }
+    servers.extend(remote_servers(&app).await);
     Ok(servers)
+}
+
+/// The live servers of every configured remote host, as `ALIAS:NAME`. A
+/// host that cannot be reached is skipped (and logged), like a hung socket.
+async fn remote_servers(app: &App) -> Vec<ServerInfo> {
+    let mut servers = Vec::new();
+    let limit = app.config.limits.tmux_command_timeout;
+    for host in &app.config.hosts.hosts {
+        let alias = &host.alias;
+        let names = match app.hubs.host(alias) {
+            Ok(ssh) => ssh.socket_names(limit).await,
+            Err(e) => Err(e),
+        };
+        let names = names.unwrap_or_else(|e| {
+            eprintln!("tmux-mcp: list_servers: skipping host {alias}: {e}");
+            Vec::new()
+        });
+        for name in names {
+            let Ok(spec) = SocketSpec::parse(&format!("{alias}:{name}"), &app.config.hosts) else {
+                continue;
+            };
+            let address = spec.resolve(&app.config.tmux_tmpdir, None);
+            let Ok(hub) = app.hubs.at(&address) else {
+                continue;
+            };
+            match server_info(&Target { hub, spec }, true).await {
+                Ok(info) if info.is_alive => servers.push(info),
+                Ok(_) => {}
+                Err(e) => eprintln!(
+                    "tmux-mcp: list_servers: skipping {alias}:{name}: {}",
+                    e.message
+                ),
+            }
+        }
+    }
+    servers
 }
 
 async fn kill_server(

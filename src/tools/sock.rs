@@ -16,28 +16,30 @@ use crate::tmux::socket::SocketSpec;
 /// [`Target`](super::Target), so no handler reads it itself.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct Sock {
-    /// tmux socket name (tmux -L). Default: LIBTMUX_SOCKET, else tmux's default.
+    /// tmux socket name (tmux -L); ALIAS:NAME is NAME on a TMUX_MCP_HOSTS host. Default: LIBTMUX_SOCKET, else tmux's default.
     #[serde(default)]
     pub socket_name: Option<String>,
 }
 
-/// The socket a call targets: `LIBTMUX_SOCKET_PATH` if set (as in the
-/// reference), else the call's `socket_name`, else the default.
+/// The socket a call targets: a remote `ALIAS:NAME` if the call names one
+/// (refused unless ALIAS is configured), else `LIBTMUX_SOCKET_PATH` if set
+/// (as in the reference), else the call's `socket_name`, else the default.
 pub fn resolve(
     config: &Config,
     hubs: &Hubs,
     socket_name: Option<&str>,
 ) -> Result<Target, ToolError> {
-    let spec = match (&config.forced_socket_path, socket_name) {
-        (Some(path), _) => SocketSpec::Path(path.clone()),
-        (None, Some(name)) => {
-            SocketSpec::name(name).map_err(|e| ToolError::invalid(e.to_string()))?
-        }
-        (None, None) => config.default_socket.clone(),
+    let invalid = |e: anyhow::Error| ToolError::invalid(e.to_string());
+    let remote = socket_name.filter(|name| name.contains(':'));
+    let spec = match (remote, &config.forced_socket_path, socket_name) {
+        (Some(name), _, _) => SocketSpec::parse(name, &config.hosts).map_err(invalid)?,
+        (None, Some(path), _) => SocketSpec::Path(path.clone()),
+        (None, None, Some(name)) => SocketSpec::parse(name, &config.hosts).map_err(invalid)?,
+        (None, None, None) => config.default_socket.clone(),
     };
-    let path = spec.resolve(&config.tmux_tmpdir, config.caller.socket_path.as_deref());
+    let address = spec.resolve(&config.tmux_tmpdir, config.caller.socket_path.as_deref());
     Ok(Target {
-        hub: hubs.get(&path),
+        hub: hubs.at(&address)?,
         spec,
     })
 }

@@ -319,12 +319,21 @@ impl App {
     pub fn is_caller(&self, target: &Target, pane: PaneId) -> Option<bool> {
         // Null without an identity; an identity that names no pane is never this one.
         self.config.caller.pane_id.as_ref()?;
-        Some(self.caller_pane() == Some(pane) && self.caller_socket_is(target.hub.socket(), false))
+        Some(self.caller_pane() == Some(pane) && self.runs_inside(target, false))
     }
 
     /// The pane this MCP server runs in (`TMUX_PANE`), if it names one.
     fn caller_pane(&self) -> Option<PaneId> {
         self.config.caller.pane_id.as_deref()?.parse().ok()
+    }
+
+    /// Is this MCP server running inside `target`'s server? Never inside a
+    /// remote one. `lenient` is the guard comparator.
+    fn runs_inside(&self, target: &Target, lenient: bool) -> bool {
+        target
+            .hub
+            .local_socket()
+            .is_some_and(|socket| self.caller_socket_is(socket, lenient))
     }
 
     /// Is this MCP server running inside the server at `socket`? `lenient`
@@ -416,7 +425,7 @@ impl App {
     /// Does `doomed` hold our own pane? The socket comparison is lenient:
     /// when unsure, it says yes.
     async fn takes_own_pane(&self, target: &Target, doomed: Doomed) -> ToolResult<bool> {
-        if !self.caller_socket_is(target.hub.socket(), true) {
+        if !self.runs_inside(target, true) {
             return Ok(false);
         }
         let me = self.caller_pane();

@@ -39,6 +39,7 @@ mod prompts;
 mod quoting_live;
 mod resources_live;
 mod snapshot_live;
+mod ssh_live;
 mod startup;
 mod tools_catalog;
 mod wait_live;

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod mcp;
+pub mod sshd;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,0 +1,224 @@
+//! The tools on a "remote" tmux server: a private tmux server on this
+//! machine reached only through a private sshd on 127.0.0.1
+//! (`socket_name: "loop:NAME"`), and the refusal of hosts not configured.
+
+use serde_json::{Value, json};
+use tmux_mcp::tools::TmuxService;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::sshd::Sshd;
+use crate::support::{BOUND, PrivateTmux, err, finish, ok, start_armed};
+
+/// A private tmux server, an sshd in front of it, and a service that
+/// reaches the server as `loop:NAME`.
+pub struct Remote {
+    pub tmux: PrivateTmux,
+    pub sshd: Sshd,
+    pub svc: TmuxService,
+}
+
+impl Remote {
+    pub fn start() -> Option<Remote> {
+        let sshd = Sshd::start()?;
+        let tmux = PrivateTmux::start();
+        let env = sshd.env();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let svc = tmux.service_with(&env);
+        Some(Remote { tmux, sshd, svc })
+    }
+
+    /// `loop:NAME`, this server's `socket_name` over ssh.
+    pub fn socket(&self) -> String {
+        format!("loop:{}", self.tmux.name)
+    }
+
+    /// `args` with this server's `socket_name` added.
+    pub fn args(&self, mut args: Value) -> Value {
+        args["socket_name"] = json!(self.socket());
+        args
+    }
+
+    pub async fn ok(&self, tool: &str, args: Value) -> Value {
+        ok(&self.svc, tool, self.args(args)).await
+    }
+}
+
+#[tokio::test]
+async fn an_alias_that_is_not_configured_is_refused_before_ssh_runs() {
+    let dir = std::env::temp_dir().join(format!("tmuxmcp-noalias-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let marker = dir.join("ran");
+    let ssh = dir.join("ssh");
+    std::fs::write(
+        &ssh,
+        format!("#!/bin/sh\ntouch {}\nexit 255\n", marker.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tmux = PrivateTmux::start();
+    let ssh_path = ssh.display().to_string();
+    let svc = tmux.service_with(&[
+        ("TMUX_MCP_HOSTS", "gpu=me@gpu"),
+        ("TMUX_MCP_SSH", &ssh_path),
+    ]);
+    for name in ["evil.example:x", "me@evil:", "gpu2:work"] {
+        let text = err(&svc, "list_sessions", json!({"socket_name": name})).await;
+        assert!(text.contains("not configured"), "{name}: {text}");
+        assert!(text.contains("configured aliases: gpu"), "{name}: {text}");
+    }
+    let text = err(
+        &svc,
+        "create_session",
+        json!({"socket_name": "x:y", "session_name": "s"}),
+    )
+    .await;
+    assert!(text.contains("not configured"), "{text}");
+    assert!(
+        !marker.exists(),
+        "ssh was started for an alias nobody configured"
+    );
+    // A local name still works, and so does the configured alias (its ssh runs).
+    ok(&svc, "list_sessions", json!({})).await;
+    let text = err(&svc, "list_sessions", json!({"socket_name": "gpu:work"})).await;
+    assert!(text.contains("ssh to gpu (me@gpu) failed"), "{text}");
+    assert!(marker.exists(), "the configured alias did not run ssh");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn the_tools_work_on_a_server_behind_ssh() {
+    let Some(remote) = Remote::start() else {
+        return;
+    };
+    let info = remote.ok("get_server_info", json!({})).await;
+    assert_eq!(info["is_alive"], true, "{info}");
+    assert_eq!(info["socket_name"], remote.socket());
+    assert!(
+        info["version"].as_str().is_some_and(|v| !v.is_empty()),
+        "{info}"
+    );
+
+    let made = remote
+        .ok(
+            "create_session",
+            json!({"session_name": "far", "x": 80, "y": 24}),
+        )
+        .await;
+    let pane = made["active_pane_id"].as_str().unwrap().to_owned();
+    let sessions = remote.tmux.cmd(&["list-sessions", "-F", "#{session_name}"]);
+    assert!(sessions.lines().any(|s| s == "far"), "{sessions}");
+
+    remote
+        .ok(
+            "send_keys",
+            json!({"pane_id": pane, "keys": "echo it\\'s $((6*7)) é; tmux wait-for -S typed"}),
+        )
+        .await;
+    remote.tmux.wait_for("typed", BOUND).await;
+    let shown = remote.ok("capture_pane", json!({"pane_id": pane})).await;
+    let text = shown
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| shown.to_string());
+    assert!(text.contains("it's 42 é"), "{text}");
+
+    let ran = remote
+        .ok(
+            "run_command",
+            json!({"pane_id": pane, "command": "printf 'a\\nb\\n'; false", "timeout": 10}),
+        )
+        .await;
+    assert_eq!(ran["exit_status"], 1, "{ran}");
+    assert_eq!(ran["output"], json!(["a", "b"]), "{ran}");
+    let cursor = ran["cursor"].as_str().unwrap().to_owned();
+    let page = remote
+        .ok("capture_since", json!({"pane_id": pane, "cursor": cursor}))
+        .await;
+    assert_eq!(page["lines"], json!(["a", "b"]), "{page}");
+    assert_eq!(page["lines_missed"], false, "{page}");
+
+    let wait = start_armed(
+        &remote.svc,
+        "wait_for_text",
+        remote.args(json!({"pane_id": pane, "patterns": ["FAR-11"], "timeout": 10})),
+        CancellationToken::new(),
+    )
+    .await;
+    remote
+        .tmux
+        .cmd(&["send-keys", "-t", &pane, "echo FAR-$((5+6))", "Enter"]);
+    let found = finish(wait).await;
+    assert_eq!(found["found"], true, "{found}");
+
+    // The control client carries ordinary calls: no ssh process per call.
+    let before = remote.sshd.calls().len();
+    for _ in 0..20 {
+        remote.ok("capture_pane", json!({"pane_id": pane})).await;
+        remote
+            .ok(
+                "send_keys",
+                json!({"pane_id": pane, "keys": "", "enter": false}),
+            )
+            .await;
+    }
+    assert_eq!(
+        remote.sshd.calls().len(),
+        before,
+        "{:?}",
+        remote.sshd.calls()
+    );
+
+    let servers = ok(&remote.svc, "list_servers", json!({})).await;
+    let row = servers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["socket_name"] == remote.socket())
+        .unwrap_or_else(|| panic!("{} not listed: {servers}", remote.socket()));
+    assert_eq!(row["is_alive"], true);
+    assert_eq!(row["session_count"], 2, "{row}");
+}
+
+#[tokio::test]
+async fn a_remote_server_with_no_session_is_started_over_ssh() {
+    let Some(remote) = Remote::start() else {
+        return;
+    };
+    // A name no server uses yet: create_session runs one-shot over ssh.
+    let fresh = format!("{}-fresh", remote.tmux.name);
+    let _guard = KillServer(fresh.clone());
+    let socket = format!("loop:{fresh}");
+    let info = ok(
+        &remote.svc,
+        "get_server_info",
+        json!({"socket_name": socket}),
+    )
+    .await;
+    assert_eq!(info["is_alive"], false, "{info}");
+    let made = ok(
+        &remote.svc,
+        "create_session",
+        json!({"socket_name": socket, "session_name": "new"}),
+    )
+    .await;
+    assert_eq!(made["session_name"], "new");
+    let listed = std::process::Command::new("tmux")
+        .args(["-L", &fresh, "list-sessions", "-F", "#{session_name}"])
+        .env_remove("TMUX")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).trim(), "new");
+}
+
+/// Kills the tmux server `-L NAME` when dropped.
+struct KillServer(String);
+
+impl Drop for KillServer {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &self.0, "kill-server"])
+            .env_remove("TMUX")
+            .output();
+    }
+}
