@@ -21,12 +21,7 @@ use crate::mcp::CallContext;
 use crate::tmux::{Command, TmuxError};
 
 /// Changes nothing of tmux's objects, but consumes or leaves channel state.
-const CHANNEL: Hints = Hints {
-    read_only: false,
-    destructive: false,
-    idempotent: false,
-    open_world: false,
-};
+const CHANNEL: Hints = Hints::BASE;
 
 /// The reference's bound on `wait-for -S`.
 const SIGNAL_TIMEOUT: Duration = Duration::from_secs(5);

@@ -14,21 +14,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::sock::Sock;
-use super::target::{self, PaneSel, SessionSel, WindowSel};
+use super::target::{self, PaneSel, SessionArgs, SessionSel, WindowSel};
 use super::toolsets::Toolset;
-use super::{App, Hints, READ, Target, ToolDef, ToolError, ToolResult};
+use super::{App, DESTROY, Hints, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::Command;
 
-/// Overwrites a setting: the previous value is lost; repeating the call
-/// changes nothing more.
-const SET: Hints = Hints {
-    read_only: false,
-    destructive: true,
-    idempotent: true,
-    open_world: false,
-};
+/// Overwrites a setting: the previous value is lost (destructive);
+/// repeating the call changes nothing more (idempotent), as [`DESTROY`].
+const SET: Hints = DESTROY;
 
 pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(ToolDef::new(
@@ -414,14 +409,6 @@ async fn set_option(
     })
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ShowEnvironmentArgs {
-    #[serde(flatten)]
-    session: SessionSel,
-    #[serde(flatten)]
-    _sock: Sock,
-}
-
 /// A variable's value, or `true` for a variable tmux marks as removed.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(untagged)]
@@ -449,7 +436,7 @@ async fn env_scope(target: &Target, session: &SessionSel, cmd: Command) -> ToolR
 async fn show_environment(
     _: Arc<App>,
     target: Target,
-    args: ShowEnvironmentArgs,
+    args: SessionArgs,
     _: CallContext,
 ) -> ToolResult<EnvironmentResult> {
     // `-s` prints shell syntax with the value quoted: a value holding a

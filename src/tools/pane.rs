@@ -13,7 +13,7 @@ use super::models::{PaneInfo, PaneSnapshot};
 use super::rows;
 use super::sock::Sock;
 use super::spawn::SpawnArgs;
-use super::target::{self, Doomed, PaneScope, PaneSel};
+use super::target::{self, Doomed, PaneArgs, PaneScope, PaneSel};
 use super::toolsets::Toolset;
 use super::window::WindowTarget;
 use super::{App, CREATE, DESTROY, ErrorKind, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
@@ -135,14 +135,6 @@ async fn list_panes(
         app.mark_caller(&target, pane);
     }
     filters::apply(panes, args.filters)
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct PaneArgs {
-    #[serde(flatten)]
-    pane: PaneSel,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 async fn get_pane_info(

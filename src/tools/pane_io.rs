@@ -15,7 +15,7 @@ use super::pane::{self, Typing};
 use super::rows;
 use super::sock::Sock;
 use super::spawn::{self, SpawnArgs};
-use super::target::{self, Doomed, PaneSel, SessionSel};
+use super::target::{self, Doomed, PaneArgs, PaneSel, SessionSel};
 use super::toolsets::Toolset;
 use super::{App, DESTROY, ErrorKind, Hints, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
@@ -25,10 +25,9 @@ use crate::tmux::{Command, PaneId, TmuxError};
 /// Starts a process in place of something: it may kill a program or
 /// overwrite a file, and what the process does is open-ended.
 const REPLACE: Hints = Hints {
-    read_only: false,
     destructive: true,
-    idempotent: false,
     open_world: true,
+    ..Hints::BASE
 };
 
 pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
@@ -360,18 +359,10 @@ async fn paste_text(
 
 // ---------------------------------------------------------------- clear_pane
 
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ClearPaneArgs {
-    #[serde(flatten)]
-    pane: PaneSel,
-    #[serde(flatten)]
-    _sock: Sock,
-}
-
 async fn clear_pane(
     _: Arc<App>,
     target: Target,
-    args: ClearPaneArgs,
+    args: PaneArgs,
     _: CallContext,
 ) -> ToolResult<String> {
     let pane = target::resolve_pane(&target, &args.pane).await?;

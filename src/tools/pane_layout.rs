@@ -11,7 +11,7 @@ use super::models::PaneInfo;
 use super::rows;
 use super::sock::Sock;
 use super::spawn;
-use super::target::{self, PaneSel};
+use super::target::{self, PaneArgs, PaneSel};
 use super::toolsets::Toolset;
 use super::window::WindowTarget;
 use super::{ADJUST, App, CHANGE, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
@@ -443,18 +443,10 @@ async fn enter_copy_mode(
     app.pane_info(&target, pane).await
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ExitCopyModeArgs {
-    #[serde(flatten)]
-    pane: PaneSel,
-    #[serde(flatten)]
-    _sock: Sock,
-}
-
 async fn exit_copy_mode(
     app: Arc<App>,
     target: Target,
-    args: ExitCopyModeArgs,
+    args: PaneArgs,
     _: CallContext,
 ) -> ToolResult<PaneInfo> {
     let pane = target::resolve_pane(&target, &args.pane).await?;

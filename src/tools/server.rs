@@ -14,7 +14,7 @@ use super::models::{ServerInfo, SessionInfo};
 use super::rows;
 use super::sock::Sock;
 use super::spawn::{self, SpawnArgs};
-use super::target::{self, Doomed, SessionSel};
+use super::target::{self, Doomed, SessionArgs, SessionSel};
 use super::toolsets::Toolset;
 use super::{
     App, CHANGE, CREATE, DESTROY, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult,
@@ -275,14 +275,6 @@ async fn kill_server(
     // one-shot) instead of finding a client whose EOF is not read yet.
     target.hub.shutdown().await;
     Ok("Server killed successfully".to_owned())
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SessionArgs {
-    #[serde(flatten)]
-    session: SessionSel,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 async fn get_session_info(

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use super::error::{not_found, pane_not_found};
 use super::models::{PaneInfo, SessionInfo, WindowInfo};
 use super::rows;
+use super::sock::Sock;
 use super::{App, ErrorKind, Target, ToolError, ToolResult};
 use crate::tmux::{Command, PaneId, SessionId, WindowId, format};
 
@@ -66,6 +67,15 @@ impl SessionSel {
             (None, None) => not_found("session", "(any)"),
         }
     }
+}
+
+/// The arguments of a tool that takes a session and nothing else.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SessionArgs {
+    #[serde(flatten)]
+    pub session: SessionSel,
+    #[serde(flatten)]
+    _sock: Sock,
 }
 
 /// Every session, in tmux's order.
@@ -269,6 +279,15 @@ pub struct PaneSel {
     /// Window ID (e.g. '@1'), used when pane_id is not given.
     #[serde(default)]
     pub window_id: Option<String>,
+}
+
+/// The arguments of a tool that takes a pane and nothing else.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PaneArgs {
+    #[serde(flatten)]
+    pub pane: PaneSel,
+    #[serde(flatten)]
+    _sock: Sock,
 }
 
 /// The pane `sel` names: by id; else the first pane of the window (by id,

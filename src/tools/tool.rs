@@ -25,48 +25,43 @@ pub struct Hints {
     pub open_world: bool,
 }
 
+impl Hints {
+    /// Every hint false: the tool changes tmux state, destroys nothing,
+    /// does something new each time and reaches nothing outside tmux. Each
+    /// class below states only where it differs.
+    pub const BASE: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: false,
+    };
+}
+
 /// Reads tmux state only.
 pub const READ: Hints = Hints {
     read_only: true,
-    destructive: false,
     idempotent: true,
-    open_world: false,
+    ..Hints::BASE
 };
 /// Creates something new; destroys nothing.
-pub const CREATE: Hints = Hints {
-    read_only: false,
-    destructive: false,
-    idempotent: false,
-    open_world: false,
-};
+pub const CREATE: Hints = Hints::BASE;
 /// Delivers input to a program: it may do anything.
 pub const INPUT: Hints = Hints {
-    read_only: false,
-    destructive: false,
-    idempotent: false,
     open_world: true,
+    ..Hints::BASE
 };
 /// Changes tmux state (names, focus, layout, sizes) without destroying anything.
-pub const CHANGE: Hints = Hints {
-    read_only: false,
-    destructive: false,
-    idempotent: false,
-    open_world: false,
-};
+pub const CHANGE: Hints = Hints::BASE;
 /// Destroys tmux objects (and the processes in them).
 pub const DESTROY: Hints = Hints {
-    read_only: false,
     destructive: true,
     idempotent: true,
-    open_world: false,
+    ..Hints::BASE
 };
-
 /// Changes presentation (size, title, mode); repeating it changes nothing more.
 pub const ADJUST: Hints = Hints {
-    read_only: false,
-    destructive: false,
     idempotent: true,
-    open_world: false,
+    ..Hints::BASE
 };
 
 impl Hints {
