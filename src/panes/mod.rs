@@ -1,11 +1,15 @@
 //! Per-pane output state, sans-IO: the watched panes of a server
 //! ([`registry`]), each one's byte history ([`ring`]), the escape-stripped
 //! line view that matchers read ([`lines`]), and a waiter's reading of one
-//! pane with its change signal ([`follow`]). Nothing here knows tmux.
+//! pane with its change signal ([`follow`]), and the OSC sequences found in
+//! a stream ([`osc`]): a shell's marks ([`marks`]), run_command's markers.
+//! Nothing here knows tmux.
 
 pub mod follow;
 pub mod lines;
+pub mod marks;
 pub mod matcher;
+pub mod osc;
 pub mod registry;
 pub mod ring;
 

@@ -74,9 +74,11 @@ impl Watch {
         self.follower.pane().epoch
     }
 
-    /// Reads the pane's size and cursor again.
+    /// Reads the pane's size, cursor and foreground command again.
     pub async fn refresh_geometry(&mut self, target: &Target) -> ToolResult<()> {
-        self.geometry = describe(target, self.id).await?.1.geometry;
+        let described = describe(target, self.id).await?.1;
+        self.geometry = described.geometry;
+        self.command = described.command;
         Ok(())
     }
 

@@ -351,6 +351,9 @@ pub struct CapturePaneArgs {
     #[serde(default, deserialize_with = "bounded::explicit")]
     #[schemars(with = "Option<i64>", extend("default" = 500))]
     max_lines: MaxLines,
+    /// Only the last command's output, from the shell's OSC 133 marks (start/end ignored).
+    #[serde(default)]
+    last_command: bool,
     #[serde(flatten)]
     _sock: Sock,
 }
@@ -396,6 +399,9 @@ async fn capture_pane(
 ) -> ToolResult<String> {
     let bound = capture_bound(&app, args.max_lines)?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
+    if args.last_command {
+        return super::run::last_command(&target, pane, bound).await;
+    }
     let cmd = Command::new("capture-pane").flag("-p").target(pane);
     let cmd = cmd
         .opt_if("-S", args.start.map(|n| n.to_string()))

@@ -513,7 +513,7 @@ async fn move_window(
 }
 
 /// Layout names and strings, checked before `select-layout` sees them.
-mod layout {
+pub(super) mod layout {
     /// Built-in layouts and the tmux version that introduced each
     /// (`None`: every supported version).
     const NAMES: &[(&str, Option<(u32, u32)>)] = &[

@@ -38,6 +38,8 @@ mod pane_layout_live;
 mod prompts;
 mod quoting_live;
 mod resources_live;
+mod run_live;
+mod run_marks_live;
 mod snapshot_live;
 mod ssh_live;
 mod startup;

@@ -23,7 +23,7 @@ const SHELLS: &[(&str, &str)] = &[
 
 /// The pane as tmux holds it: scrollback and screen, wrapped rows joined,
 /// trailing blank rows left out.
-fn transcript(tmux: &PrivateTmux, pane: &str) -> Vec<String> {
+pub(crate) fn transcript(tmux: &PrivateTmux, pane: &str) -> Vec<String> {
     let text = tmux.cmd(&["capture-pane", "-p", "-J", "-t", pane, "-S", "-", "-E", "-"]);
     // tmux 3.7 keeps a tab as a tab; earlier releases as the spaces it drew.
     let mut lines: Vec<String> = text
@@ -38,7 +38,7 @@ fn transcript(tmux: &PrivateTmux, pane: &str) -> Vec<String> {
 
 /// The transcript once the shell has drawn its prompt again (the result
 /// of run_command may come back first).
-async fn at_prompt(tmux: &PrivateTmux, pane: &str) -> Vec<String> {
+pub(crate) async fn at_prompt(tmux: &PrivateTmux, pane: &str) -> Vec<String> {
     let deadline = tokio::time::Instant::now() + BOUND;
     loop {
         let lines = transcript(tmux, pane);
@@ -52,7 +52,7 @@ async fn at_prompt(tmux: &PrivateTmux, pane: &str) -> Vec<String> {
 
 /// Starts `start` in a new window and returns its pane once the shell
 /// printed its prompt.
-async fn shell_pane(tmux: &PrivateTmux, name: &str, start: &str) -> String {
+pub(crate) async fn shell_pane(tmux: &PrivateTmux, name: &str, start: &str) -> String {
     let pane = tmux.cmd(&[
         "new-window",
         "-d",

@@ -1,0 +1,213 @@
+//! The last command's output of a pane, from its shell's OSC 133 marks:
+//! what `capture_pane(last_command=true)` returns.
+//!
+//! It can be known two ways, and only these:
+//! - the pane's recording holds the marks: its output was recorded while
+//!   that command ran (a wait or a run_command watched it). This is exact,
+//!   byte for byte, with the status of its `D` mark;
+//! - tmux ≥ 3.7 keeps the marks per line (`capture-pane -F` shows a line
+//!   where output started as `O`, a prompt as `P`): the lines from the
+//!   last `O` to the next `P`, as the screen holds them, with no status.
+//!
+//! Otherwise the shell emits no marks, or they were never seen: an error
+//! says so.
+
+use super::super::bounded;
+use super::super::observe::MAX_LINE;
+use super::super::target::tmux_version;
+use super::super::window::layout::version_at_least;
+use super::super::{ErrorKind, Target, ToolError, ToolResult};
+use crate::panes::marks::{CommandOutput, MARKS, MarkHistory};
+use crate::panes::osc::{OscScanner, Piece};
+use crate::panes::{Follower, LineView};
+use crate::tmux::{Command, PaneId};
+
+/// The first release whose `capture-pane -F` shows the lines' marks.
+const LINE_MARKS_SINCE: (u32, u32) = (3, 7);
+
+/// Does this tmux keep OSC 133 marks per line where we can read them?
+pub(super) fn reads_line_marks(version: &str) -> bool {
+    version_at_least(version, LINE_MARKS_SINCE)
+}
+
+/// The last command's output lines, and what is known of its end.
+struct LastCommand {
+    lines: Vec<String>,
+    /// `None`: still running; `Some(None)`: ended, status unknown.
+    ended: Option<Option<i64>>,
+}
+
+/// The last command's output of `pane`, as capture_pane text: a header
+/// line saying how it ended, then its last lines within `bound`.
+pub async fn last_command(
+    target: &Target,
+    pane: PaneId,
+    bound: (usize, usize),
+) -> ToolResult<String> {
+    let found = match from_recording(target, pane) {
+        Some(found) => found,
+        None => from_tmux(target, pane).await?,
+    };
+    let header = match found.ended {
+        None => "[last command: still running]".to_owned(),
+        Some(None) => "[last command: ended, exit status unknown]".to_owned(),
+        Some(Some(status)) => format!("[last command: exit status {status}]"),
+    };
+    let cut = bounded::lines_to_cut(&found.lines, bound);
+    let mut text = header;
+    if cut > 0 {
+        text.push_str(&format!("\n[... truncated {cut} lines ...]"));
+    }
+    for line in &found.lines[cut..] {
+        text.push('\n');
+        text.push_str(line);
+    }
+    Ok(text)
+}
+
+/// The last command the pane's recording shows between marks, unless
+/// output was lost after its start (a later command may have run unseen).
+fn from_recording(target: &Target, pane: PaneId) -> Option<LastCommand> {
+    let follower = Follower::new(target.hub.panes().get(pane)?);
+    let mut scanner = OscScanner::new(&[MARKS]);
+    let mut marks = MarkHistory::default();
+    let mut gap_at = None;
+    let mut cursor = 0;
+    follower.read_raw(&mut cursor, &mut |at, chunk, gap| {
+        if gap {
+            scanner.reset();
+            gap_at = Some(at);
+        }
+        scanner.scan(at, chunk, &mut |piece| {
+            if let Piece::Osc(osc) = piece {
+                marks.see(&osc);
+            }
+        });
+    });
+    let run = marks.last_command()?;
+    if gap_at.is_some_and(|gap| gap > run.from) {
+        return None;
+    }
+    Some(LastCommand {
+        lines: recorded_lines(&follower, run),
+        ended: run.to.map(|_| run.status),
+    })
+}
+
+/// The recorded output of `run` as lines.
+fn recorded_lines(follower: &Follower, run: CommandOutput) -> Vec<String> {
+    let mut view = LineView::new(MAX_LINE);
+    let mut lines = Vec::new();
+    let mut cursor = run.from;
+    let to = run.to.unwrap_or(u64::MAX);
+    follower.read_raw(&mut cursor, &mut |at, chunk, _| {
+        let keep = to.saturating_sub(at).min(chunk.len() as u64) as usize;
+        view.feed(&chunk[..keep], &mut |line| {
+            lines.push(String::from_utf8_lossy(line).into_owned())
+        });
+    });
+    if !view.partial().is_empty() {
+        lines.push(String::from_utf8_lossy(view.partial()).into_owned());
+    }
+    lines
+}
+
+/// The last command tmux ≥ 3.7 shows by its line marks.
+async fn from_tmux(target: &Target, pane: PaneId) -> ToolResult<LastCommand> {
+    let unknown = |why: &str| {
+        ToolError::new(
+            ErrorKind::Refused,
+            format!("the last command's output of pane {pane} is not known: {why}"),
+        )
+        .suggest("run_command returns a command's output; a shell with OSC 133 marks (fish 4, or bash/zsh with their integration) lets it be read later.")
+    };
+    let version = tmux_version(target).await?;
+    if !reads_line_marks(&version) {
+        return Err(unknown(&format!(
+            "its output was not recorded while it ran with OSC 133 marks, and tmux {version} does not keep them per line (3.7 does)"
+        )));
+    }
+    let cmd = Command::new("capture-pane")
+        .flag("-p")
+        .flag("-F")
+        .opt_if("-S", Some("-".to_owned()))
+        .opt_if("-E", Some("-".to_owned()))
+        .target(pane);
+    let rows = target.run(cmd).await?;
+    marked_output(&rows)
+        .ok_or_else(|| unknown("no line of the pane is marked as a command's output"))
+}
+
+/// From `capture-pane -p -F` rows (`<flags> <text>`), the lines from the
+/// last row marked `O` (output start) to the next marked `P` (prompt);
+/// wrapped rows (`W`) are joined.
+fn marked_output(rows: &[Vec<u8>]) -> Option<LastCommand> {
+    let parsed: Vec<(&[u8], &[u8])> = rows
+        .iter()
+        .map(|row| {
+            let space = memchr::memchr(b' ', row).unwrap_or(row.len());
+            (&row[..space], row.get(space + 1..).unwrap_or_default())
+        })
+        .collect();
+    let start = parsed
+        .iter()
+        .rposition(|(flags, _)| flags.contains(&b'O'))?;
+    // A row marked both: the prompt came back on the row where output
+    // would have started (a command with no output; or output without a
+    // final newline, which whole rows cannot tell apart).
+    let prompt = parsed[start..]
+        .iter()
+        .position(|(flags, _)| flags.contains(&b'P'))
+        .map(|p| start + p);
+    let mut lines: Vec<String> = Vec::new();
+    let mut joining = false;
+    for (flags, text) in &parsed[start..prompt.unwrap_or(parsed.len())] {
+        let text = String::from_utf8_lossy(text);
+        match lines.last_mut() {
+            Some(last) if joining => last.push_str(&text),
+            _ => lines.push(text.into_owned()),
+        }
+        joining = flags.contains(&b'W');
+    }
+    while lines.last().is_some_and(|l| l.trim().is_empty()) {
+        lines.pop();
+    }
+    Some(LastCommand {
+        lines,
+        ended: prompt.map(|_| None),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(text: &str) -> Vec<Vec<u8>> {
+        text.lines().map(|l| l.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn line_marks_are_read_from_tmux_3_7_on() {
+        assert!(!reads_line_marks("3.3a"));
+        assert!(!reads_line_marks("3.5a"));
+        assert!(reads_line_marks("3.7"));
+        assert!(reads_line_marks("3.7b"));
+        assert!(reads_line_marks("next-3.8"));
+    }
+
+    #[test]
+    fn the_last_marked_output_runs_to_the_next_prompt() {
+        let done = marked_output(&rows(
+            "P $ echo old\nO old\nP $ seq 3\nO 1\n- 2\nW 3333\n- 33\nP $ \n- \n",
+        ))
+        .unwrap();
+        assert_eq!(done.lines, ["1", "2", "333333"]);
+        assert_eq!(done.ended, Some(None));
+        let running = marked_output(&rows("P $ sleep 9; echo\nO partial\n- \n")).unwrap();
+        assert_eq!(running.lines, ["partial"]);
+        assert_eq!(running.ended, None);
+        let empty = marked_output(&rows("P $ true\nOP $ \n")).unwrap();
+        assert_eq!((empty.lines.len(), empty.ended), (0, Some(None)));
+        assert!(marked_output(&rows("- $ ls\n- a\n")).is_none());
+    }
+}

@@ -1,0 +1,133 @@
+//! What the pane is doing, as `run_command` reports it: whether its
+//! foreground is a shell it can type into, and, when a command did not
+//! end, whether it runs, waits for input, or ended the pane.
+
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::super::observe::Watch;
+use super::super::{ErrorKind, Target, ToolError, ToolResult};
+use crate::tmux::Command;
+use crate::tmux::format::Schema;
+
+/// Shells whose syntax run_command speaks (POSIX, or fish), by the name
+/// tmux reports as the pane's current command.
+const SHELLS: &[&str] = &[
+    "sh", "dash", "bash", "rbash", "zsh", "fish", "ksh", "ksh93", "mksh", "oksh", "pdksh", "ash",
+    "yash", "posh",
+];
+
+/// Is `command` (tmux's `pane_current_command`) a shell run_command can
+/// drive?
+pub(super) fn is_shell(command: &str) -> bool {
+    SHELLS.contains(&command)
+}
+
+/// How long a pane whose foreground is not a shell may take to show one
+/// (a pane just started runs `env … sh` for a moment) before it is refused.
+const SHELL_WAIT: Duration = Duration::from_millis(500);
+
+/// Waits until the pane's foreground process is a shell, re-reading it when
+/// the pane prints (a shell starting draws its prompt), at most
+/// [`SHELL_WAIT`]; else refuses: typing the command would feed it to that
+/// program instead.
+pub(super) async fn await_shell(watch: &mut Watch, target: &Target) -> ToolResult<()> {
+    let deadline = Instant::now() + SHELL_WAIT;
+    while !is_shell(&watch.command) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(not_a_shell(watch));
+        }
+        watch.mark_seen();
+        watch.changed(left).await;
+        watch.refresh_geometry(target).await?;
+    }
+    Ok(())
+}
+
+fn not_a_shell(watch: &Watch) -> ToolError {
+    let running = if watch.command.is_empty() {
+        "no known command".to_owned()
+    } else {
+        format!("`{}`", watch.command)
+    };
+    ToolError::new(
+        ErrorKind::Refused,
+        format!(
+            "pane {} is running {running}, not a shell at its prompt: run_command would type into it",
+            watch.id
+        ),
+    )
+    .suggest(
+        "Answer it with send_keys, stop it with send_keys(keys='C-c', enter=false), or wait_for_text for its shell's prompt.",
+    )
+}
+
+/// The pane as run_command leaves it: its shell back at the prompt, the
+/// command still running, or the pane's process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PaneState {
+    Prompt,
+    Running,
+    Exited,
+}
+
+/// What tmux says of the pane when a command did not end in time.
+#[derive(Default)]
+struct Now {
+    command: String,
+    dead: bool,
+}
+
+const NOW: Schema<Now> = Schema(&[
+    ("pane_current_command", |n, v| n.command = v.into()),
+    ("pane_dead", |n, v| n.dead = v == "1"),
+]);
+
+/// What the pane is doing when its command did not end by the deadline,
+/// and what the agent can do about it.
+pub(super) async fn after_timeout(target: &Target, watch: &Watch) -> (PaneState, String) {
+    let cmd = Command::new("display-message")
+        .flag("-p")
+        .target(watch.id)
+        .arg(NOW.template());
+    let now = match target.run(cmd).await {
+        Ok(lines) => NOW.parse(&lines).into_iter().next().unwrap_or_default(),
+        Err(_) => Now {
+            dead: true,
+            ..Now::default()
+        },
+    };
+    if now.dead {
+        return (PaneState::Exited, "the pane's process ended".to_owned());
+    }
+    let what = if is_shell(&now.command) {
+        "the command".to_owned()
+    } else {
+        format!("`{}`", now.command)
+    };
+    (
+        PaneState::Running,
+        format!(
+            "{what} is still running: capture_since(cursor) or wait_for_text follow it; send_keys C-c stops it"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shells_are_told_from_other_programs() {
+        for shell in ["bash", "sh", "dash", "zsh", "fish", "ksh"] {
+            assert!(is_shell(shell), "{shell}");
+        }
+        for other in ["cat", "python3", "vim", "less", "", "bash5"] {
+            assert!(!is_shell(other), "{other}");
+        }
+    }
+}

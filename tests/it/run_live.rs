@@ -1,0 +1,146 @@
+//! run_command in the pane's own shell (`in_subshell=false`), in bash,
+//! dash, zsh and fish; its refusal to type into a program that is not a
+//! shell; and what it says of the pane when the command did not end.
+
+use serde_json::{Value, json};
+
+use crate::pane_clean_live::{at_prompt, shell_pane, transcript};
+use crate::support::{PrivateTmux, err, ok, shell_installed};
+
+/// Each shell by the name tmux reports, with a one-character prompt and
+/// no user config.
+const SHELLS: &[(&str, &str)] = &[
+    ("bash", "env PS1='$ ' bash --norc --noprofile"),
+    ("dash", "env PS1='$ ' dash"),
+    ("zsh", "env PS1='$ ' zsh -f"),
+    (
+        "fish",
+        "fish --no-config -C 'function fish_prompt; echo -n \"\\$ \"; end'",
+    ),
+];
+
+fn status_and_output(r: &Value) -> (Value, Value) {
+    (r["exit_status"].clone(), r["output"].clone())
+}
+
+/// `cd` and `export` persist in the live shell and not in the subshell;
+/// status and output stay exact; a failure does not end the shell; the
+/// pane shows only what was typed and printed.
+#[tokio::test]
+async fn the_live_shell_keeps_cd_and_export_in_every_shell() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let dir = tempfile_dir();
+    for &(shell, start) in SHELLS {
+        if !shell_installed(shell, "the live shell") {
+            continue;
+        }
+        let pane = shell_pane(&tmux, shell, start).await;
+        let live = |command: &str| json!({"pane_id": pane, "command": command, "timeout": 10, "in_subshell": false});
+        let export = if shell == "fish" {
+            format!("cd {dir}; set -gx TMUX_MCP_LIVE yes-1")
+        } else {
+            format!("cd {dir} && export TMUX_MCP_LIVE=yes-1")
+        };
+        let r = ok(&svc, "run_command", live(&export)).await;
+        assert_eq!(status_and_output(&r), (json!(0), json!([])), "{shell}: {r}");
+        assert_eq!(r["pane_state"], "prompt", "{shell}");
+        let sub = json!({"pane_id": pane, "command": "cd /", "timeout": 10});
+        assert_eq!(ok(&svc, "run_command", sub).await["exit_status"], 0);
+        let r = ok(&svc, "run_command", live("pwd; echo $TMUX_MCP_LIVE")).await;
+        assert_eq!(
+            status_and_output(&r),
+            (json!(0), json!([dir, "yes-1"])),
+            "{shell}: the live shell kept both, the subshell's cd did not persist"
+        );
+        let r = ok(&svc, "run_command", live("false")).await;
+        assert_eq!(r["exit_status"], 1, "{shell}");
+        let r = ok(&svc, "run_command", live("sh -c 'exit 7'")).await;
+        assert_eq!(r["exit_status"], 7, "{shell}");
+        let r = ok(&svc, "run_command", live("printf no-newline")).await;
+        assert_eq!(
+            status_and_output(&r),
+            (json!(0), json!(["no-newline"])),
+            "{shell}"
+        );
+        let r = ok(&svc, "run_command", live("echo still-here")).await;
+        assert_eq!(
+            r["output"],
+            json!(["still-here"]),
+            "{shell}: the shell survived"
+        );
+
+        let lines = at_prompt(&tmux, &pane).await.join("\n");
+        for plumbing in ["6973", "printf '", "eval"] {
+            assert!(!lines.contains(plumbing), "{shell}: the pane holds {lines}");
+        }
+        assert!(
+            lines.contains(&format!("$ pwd; echo $TMUX_MCP_LIVE\n{dir}\nyes-1")),
+            "{shell}: {lines}"
+        );
+
+        // `exit` in the live shell ends it, and the result says so.
+        let r = ok(&svc, "run_command", live("exit 3")).await;
+        assert_eq!(
+            (r["pane_state"].clone(), r["timed_out"].clone()),
+            (json!("exited"), json!(false)),
+            "{shell}: {r}"
+        );
+        assert!(
+            r["note"]
+                .as_str()
+                .unwrap()
+                .contains("ended the pane's shell"),
+            "{r}"
+        );
+    }
+}
+
+/// A directory of the test's own, as the shell spells it.
+fn tempfile_dir() -> String {
+    let dir = std::env::temp_dir().join(format!("tmux-mcp-live-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap().to_string_lossy().into_owned()
+}
+
+/// A pane running `cat` is refused at once, by name, and nothing is typed
+/// into it.
+#[tokio::test]
+async fn a_pane_running_another_program_is_refused_by_name() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = shell_pane(&tmux, "cat", "env PS1='$ ' sh").await;
+    tmux.cmd(&["send-keys", "-t", &pane, "cat", "Enter"]);
+    let deadline = std::time::Instant::now() + crate::support::BOUND;
+    while tmux
+        .cmd(&[
+            "display-message",
+            "-p",
+            "-t",
+            &pane,
+            "#{pane_current_command}",
+        ])
+        .trim()
+        != "cat"
+    {
+        assert!(std::time::Instant::now() < deadline, "cat did not start");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let started = std::time::Instant::now();
+    let args = json!({"pane_id": pane, "command": "echo typed-into-cat", "timeout": 10});
+    let text = err(&svc, "run_command", args).await;
+    let took = started.elapsed();
+    assert!(
+        text.contains("`cat`") && text.contains("send_keys"),
+        "{text}"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "refused after {took:?}, not at once"
+    );
+    let lines = transcript(&tmux, &pane).join("\n");
+    assert!(
+        !lines.contains("typed-into-cat"),
+        "nothing was typed: {lines}"
+    );
+}

@@ -1,0 +1,180 @@
+//! A shell that emits OSC 133 marks: run_command types the command alone
+//! and reads its output and status from the marks; capture_pane tells the
+//! last command's output of a pane nobody drove, from the recording or
+//! (tmux ≥ 3.7) from tmux's own marks.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::pane_clean_live::{at_prompt, shell_pane, transcript};
+use crate::support::{BOUND, PrivateTmux, call, err, ok, start_armed};
+
+/// bash with no config that marks its prompt (`A`, `B`), each command's
+/// output (`C`, from `PS0`) and its end with the status (`D`, from
+/// `PROMPT_COMMAND`), as bash's integration scripts do.
+const MARKED_BASH: &str = r#"env PS1='\[\e]133;A\a\]$ \[\e]133;B\a\]' PS0='\e]133;C\a' PROMPT_COMMAND='printf "\033]133;D;%s\007" $?' bash --norc --noprofile"#;
+
+#[tokio::test]
+async fn run_command_reads_a_marking_shell_with_no_wrapper() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = shell_pane(&tmux, "marked", MARKED_BASH).await;
+    let live = |command: &str| json!({"pane_id": pane, "command": command, "timeout": 10, "in_subshell": false});
+    // Before the first call nothing of the pane was recorded, so its marks
+    // were not seen yet; the prompt after it is.
+    let r = ok(&svc, "run_command", live("echo first")).await;
+    assert_eq!(r["output"], json!(["first"]), "{r}");
+    let r = ok(&svc, "run_command", live("echo marked; (exit 4)")).await;
+    assert_eq!(
+        (
+            r["exit_status"].clone(),
+            r["output"].clone(),
+            r["shell_marks"].clone()
+        ),
+        (json!(4), json!(["marked"]), json!(true)),
+        "{r}"
+    );
+    let page = ok(&svc, "capture_since", json!({"cursor": r["cursor"]})).await;
+    assert_eq!(
+        page["lines"],
+        json!(["marked"]),
+        "the cursor spans the output: {page}"
+    );
+    // Typed as is: the shell's history holds the command itself.
+    let r = ok(&svc, "run_command", live("history 2")).await;
+    let history = r["output"].as_array().unwrap();
+    assert!(
+        history[0]
+            .as_str()
+            .unwrap()
+            .ends_with("  echo marked; (exit 4)"),
+        "{r}"
+    );
+    let r = ok(&svc, "run_command", live("printf no-newline")).await;
+    assert_eq!(
+        (r["exit_status"].clone(), r["output"].clone()),
+        (json!(0), json!(["no-newline"]))
+    );
+    ok(&svc, "run_command", live("cd /")).await;
+    let r = ok(&svc, "run_command", live("pwd")).await;
+    assert_eq!(
+        (r["output"].clone(), r["shell_marks"].clone()),
+        (json!(["/"]), json!(true))
+    );
+    // The subshell still needs the wrapper, marks or not.
+    let sub = json!({"pane_id": pane, "command": "cd /tmp; echo sub", "timeout": 10});
+    let r = ok(&svc, "run_command", sub).await;
+    assert_eq!(
+        (r["output"].clone(), r.get("shell_marks")),
+        (json!(["sub"]), None)
+    );
+
+    let lines = at_prompt(&tmux, &pane).await.join("\n");
+    // suppress_history's leading space is typed, and shows.
+    assert!(
+        lines.contains("$  echo marked; (exit 4)\nmarked\n$  history 2"),
+        "{lines}"
+    );
+    assert!(
+        !lines.contains("6973") && !lines.contains("printf '"),
+        "{lines}"
+    );
+}
+
+/// The output of a command typed by someone else, read back from the
+/// recording while the pane was watched: exact, with its status.
+#[tokio::test]
+async fn the_last_command_of_a_watched_pane_comes_from_its_recording() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = shell_pane(&tmux, "marked", MARKED_BASH).await;
+    let watching = json!({"pane_id": pane, "patterns": ["never-printed"], "timeout": 10});
+    let cancel = CancellationToken::new();
+    let wait = start_armed(&svc, "wait_for_text", watching, cancel.clone()).await;
+    tmux.cmd(&["send-keys", "-t", &pane, "seq 3; false", "Enter"]);
+    let last = json!({"pane_id": pane, "last_command": true});
+    let deadline = Instant::now() + BOUND;
+    // Until the command has ended; before its first mark nothing is known.
+    let text = loop {
+        let result = call(&svc, "capture_pane", last.clone()).await;
+        let text = result.content[0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if text.starts_with("[last command: exit status") || Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(text, "[last command: exit status 1]\n1\n2\n3");
+    let bounded = json!({"pane_id": pane, "last_command": true, "max_lines": 1});
+    let text = ok(&svc, "capture_pane", bounded).await;
+    assert_eq!(
+        text,
+        "[last command: exit status 1]\n[... truncated 2 lines ...]\n3"
+    );
+    cancel.cancel();
+    let _ = wait.await;
+}
+
+/// tmux ≥ 3.7 keeps the marks per line: a pane never watched still tells
+/// its last command's output (whole lines, no status). Earlier releases
+/// cannot, and the error says why.
+#[tokio::test]
+async fn the_last_command_of_an_unwatched_pane_comes_from_tmux_3_7() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "unwatched",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        MARKED_BASH,
+    ]);
+    let pane = pane.trim().to_owned();
+    let deadline = Instant::now() + BOUND;
+    while transcript(&tmux, &pane).last().map(String::as_str) != Some("$") {
+        assert!(Instant::now() < deadline, "no prompt");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tmux.cmd(&["send-keys", "-t", &pane, "seq 3; false", "Enter"]);
+    while transcript(&tmux, &pane).join("\n") != "$ seq 3; false\n1\n2\n3\n$" {
+        assert!(Instant::now() < deadline, "{:?}", transcript(&tmux, &pane));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let last = json!({"pane_id": pane, "last_command": true});
+    if keeps_line_marks(&tmux.cmd(&["-V"])) {
+        let text = ok(&svc, "capture_pane", last).await;
+        assert_eq!(text, "[last command: ended, exit status unknown]\n1\n2\n3");
+    } else {
+        let text = err(&svc, "capture_pane", last).await;
+        assert!(
+            text.contains("does not keep them per line (3.7 does)"),
+            "{text}"
+        );
+    }
+}
+
+/// Is `tmux -V` (`tmux 3.7b`) 3.7 or later?
+fn keeps_line_marks(version: &str) -> bool {
+    let digits = version
+        .trim()
+        .trim_start_matches(|c: char| !c.is_ascii_digit());
+    let mut parts = digits.split('.');
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts
+        .next()
+        .map(|p| {
+            p.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+        })
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    (major, minor) >= (3, 7)
+}
