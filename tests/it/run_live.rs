@@ -144,3 +144,50 @@ async fn a_pane_running_another_program_is_refused_by_name() {
         "nothing was typed: {lines}"
     );
 }
+
+/// A command that did not end in time: the result says whether it waits
+/// for input or runs, in the subshell and in the live shell, and the pane
+/// is usable again once it is answered.
+#[tokio::test]
+async fn a_timeout_says_what_the_pane_is_doing() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    for &(shell, start) in SHELLS {
+        if !shell_installed(shell, "pane_state on timeout") {
+            continue;
+        }
+        let pane = shell_pane(&tmux, shell, start).await;
+        let run = |command: &str, subshell: bool| json!({"pane_id": pane, "command": command, "timeout": 0.5, "in_subshell": subshell});
+        for subshell in [true, false] {
+            let r = ok(&svc, "run_command", run("read reply", subshell)).await;
+            let got = (r["timed_out"].clone(), r["pane_state"].clone());
+            assert_eq!(
+                got,
+                (json!(true), json!("input")),
+                "{shell} subshell={subshell}: {r}"
+            );
+            assert!(r["note"].as_str().unwrap().contains("send_keys"), "{r}");
+            tmux.cmd(&["send-keys", "-t", &pane, "hello", "Enter"]);
+        }
+        let echo = json!({"pane_id": pane, "command": "echo got-$reply", "timeout": 10, "in_subshell": false});
+        let r = ok(&svc, "run_command", echo).await;
+        assert_eq!(
+            r["output"],
+            json!(["got-hello"]),
+            "{shell}: the live read kept its answer"
+        );
+        // In the live shell the command is the foreground job, by name (a
+        // subshell's job is led by the subshell).
+        for subshell in [true, false] {
+            let r = ok(&svc, "run_command", run("sleep 30", subshell)).await;
+            let got = (
+                r["pane_state"].clone(),
+                r["note"].as_str().unwrap().to_owned(),
+            );
+            assert_eq!(got.0, "running", "{shell}: {r}");
+            assert!(got.1.contains("is still running"), "{shell}: {r}");
+            assert!(subshell || got.1.contains("`sleep`"), "{shell}: {r}");
+            tmux.cmd(&["send-keys", "-t", &pane, "C-c", ""]);
+        }
+    }
+}

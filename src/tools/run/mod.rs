@@ -242,7 +242,7 @@ async fn run_command(
             (missed, PaneState::Prompt, None)
         }
         Ok(missed) => {
-            let (state, note) = state::after_timeout(&target, &watch).await;
+            let (state, note) = state::after_timeout(&target, &watch, !run.subshell).await;
             (missed, state, Some(note))
         }
         Err(e) if !run.subshell && ended_the_shell(&e) => {

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::super::observe::Watch;
 use super::super::{ErrorKind, Target, ToolError, ToolResult};
+use crate::process::{self, Activity};
 use crate::tmux::Command;
 use crate::tmux::format::Schema;
 
@@ -66,16 +67,18 @@ fn not_a_shell(watch: &Watch) -> ToolError {
 }
 
 /// The pane as run_command leaves it: its shell back at the prompt, the
-/// command still running, or the pane's process ended.
+/// command waiting for input from the terminal, still running, or the
+/// pane's process ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PaneState {
     Prompt,
+    Input,
     Running,
     Exited,
 }
 
-/// What tmux says of the pane when a command did not end in time.
+/// What tmux says of the pane when the process probe cannot.
 #[derive(Default)]
 struct Now {
     command: String,
@@ -87,27 +90,53 @@ const NOW: Schema<Now> = Schema(&[
     ("pane_dead", |n, v| n.dead = v == "1"),
 ]);
 
+const WAITS_FOR_INPUT: &str = "the command is waiting for input: answer with send_keys, or send C-c (send_keys keys='C-c' enter=false)";
+
 /// What the pane is doing when its command did not end by the deadline,
-/// and what the agent can do about it.
-pub(super) async fn after_timeout(target: &Target, watch: &Watch) -> (PaneState, String) {
+/// and what the agent can do about it: from the process probe (`/proc`),
+/// else from what tmux reports. `live`: the command ran in the pane's own
+/// shell, so that shell reading the terminal is the command's doing (its
+/// `read`, or more lines it asked for), not a prompt.
+pub(super) async fn after_timeout(
+    target: &Target,
+    watch: &Watch,
+    live: bool,
+) -> (PaneState, String) {
+    let probe = (watch.pid != 0).then(|| process::probe(watch.pid));
+    let (activity, foreground) = match probe {
+        Some(p) => (Some(p.activity), p.foreground_command),
+        None => (None, None),
+    };
+    match activity {
+        Some(Activity::Exited) => return exited(),
+        Some(Activity::Input) => return (PaneState::Input, WAITS_FOR_INPUT.to_owned()),
+        Some(Activity::Prompt) if live => return (PaneState::Input, WAITS_FOR_INPUT.to_owned()),
+        Some(Activity::Running) => return running(foreground.as_deref().unwrap_or_default()),
+        _ => {}
+    }
     let cmd = Command::new("display-message")
         .flag("-p")
         .target(watch.id)
         .arg(NOW.template());
-    let now = match target.run(cmd).await {
-        Ok(lines) => NOW.parse(&lines).into_iter().next().unwrap_or_default(),
-        Err(_) => Now {
-            dead: true,
-            ..Now::default()
+    match target.run(cmd).await {
+        Ok(lines) => match NOW.parse(&lines).into_iter().next() {
+            Some(now) if now.dead => exited(),
+            Some(now) => running(&now.command),
+            None => exited(),
         },
-    };
-    if now.dead {
-        return (PaneState::Exited, "the pane's process ended".to_owned());
+        Err(_) => exited(),
     }
-    let what = if is_shell(&now.command) {
+}
+
+fn exited() -> (PaneState, String) {
+    (PaneState::Exited, "the pane's process ended".to_owned())
+}
+
+fn running(command: &str) -> (PaneState, String) {
+    let what = if command.is_empty() || is_shell(command) {
         "the command".to_owned()
     } else {
-        format!("`{}`", now.command)
+        format!("`{command}`")
     };
     (
         PaneState::Running,
