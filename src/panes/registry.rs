@@ -168,6 +168,24 @@ impl Panes {
         });
     }
 
+    /// The server was replaced by a new one (its pane ids start again):
+    /// every recording is orphaned and forgotten, so a pane id seen again
+    /// starts a new recording, and cursors into the old ones miss lines.
+    pub fn server_replaced(&self) {
+        let old: Vec<Arc<Pane>> = {
+            let mut panes = self.panes.lock().expect("panes lock");
+            panes.drain().map(|(_, p)| p).collect()
+        };
+        for pane in old {
+            let mut state = pane.lock();
+            state.orphaned = true;
+            state.structure += 1;
+            state.ring.mark_gap();
+            drop(state);
+            pane.bump();
+        }
+    }
+
     /// How many bytes of `pane`'s output were recorded, if it is watched.
     pub fn position(&self, pane: PaneId) -> Option<u64> {
         self.get(pane).map(|p| p.lock().ring.end())

@@ -57,6 +57,9 @@ pub struct Hub {
     clients: Mutex<Clients>,
     /// Paste buffers our tools created here and have not deleted.
     buffers: Mutex<BTreeSet<String>>,
+    /// The server last seen here, as `#{pid} #{start_time}`: a server
+    /// started again on the same socket is a new one.
+    server: Mutex<Option<Vec<u8>>>,
 }
 
 /// A session's control client, attached once however many wait for it.
@@ -124,6 +127,7 @@ impl Hub {
             transport,
             clients: Mutex::new(Clients::default()),
             buffers: Mutex::new(BTreeSet::new()),
+            server: Mutex::new(None),
         }
     }
 
@@ -339,10 +343,41 @@ impl Hub {
         Connection::start(pipe, session, &self.limits, observer).await
     }
 
+    /// The server's first session, before a client attaches; notes which
+    /// server this is (see [`Hub::same_server`]).
     async fn first_session(&self) -> Option<SessionId> {
-        let list = Command::new("list-sessions").opt("-F", "#{session_id}");
+        let list = Command::new("list-sessions").opt("-F", "#{session_id} #{pid} #{start_time}");
         let lines = self.run_oneshot(&list).await.ok()?;
-        lines.iter().filter_map(|l| SessionId::parse(l)).min()
+        let sessions = lines
+            .iter()
+            .filter_map(|l| l.splitn(2, |&b| b == b' ').next());
+        let first = sessions.filter_map(SessionId::parse).min();
+        if let Some(server) = lines
+            .first()
+            .and_then(|l| l.splitn(2, |&b| b == b' ').nth(1))
+        {
+            self.same_server(server);
+        }
+        first
+    }
+
+    /// Records the server's identity; when it is not the server seen
+    /// before (restarted on the same socket, its pane ids reused), every
+    /// recording of the old one is dropped, so no cursor or wait mistakes
+    /// the new server's panes for the old ones.
+    fn same_server(&self, identity: &[u8]) {
+        let before = self
+            .server
+            .lock()
+            .expect("server lock")
+            .replace(identity.to_vec());
+        if before.is_some_and(|b| b != identity) {
+            eprintln!(
+                "tmux-mcp: {}: the tmux server was restarted (a new server, its panes new)",
+                self.address
+            );
+            self.panes.server_replaced();
+        }
     }
 
     /// After a command that can end sessions: detaches and forgets the
@@ -588,6 +623,7 @@ impl Hubs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tmux::PaneId;
     use crate::tmux::scripted::Scripted;
     use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -676,6 +712,29 @@ mod tests {
         );
         hub.shutdown().await;
         assert!(again.is_closed());
+    }
+
+    #[tokio::test]
+    async fn a_server_started_again_on_the_socket_drops_the_old_recordings() {
+        let (hub, _scripted, _opens) = scripted_hub();
+        let old = hub.panes().watch(PaneId(0), SessionId(0));
+        hub.same_server(b"100 1700000000");
+        hub.same_server(b"100 1700000000");
+        assert!(
+            hub.panes().get(PaneId(0)).is_some(),
+            "the same server forgot"
+        );
+        hub.same_server(b"200 1700000500");
+        assert!(
+            hub.panes().get(PaneId(0)).is_none(),
+            "the old recording is kept"
+        );
+        assert!(old.lock().orphaned);
+        let new = hub.panes().watch(PaneId(0), SessionId(0));
+        assert_ne!(
+            new.epoch, old.epoch,
+            "a cursor into the old pane would be trusted"
+        );
     }
 
     #[test]

@@ -164,7 +164,7 @@ impl SshHost {
         let backoff = self.backoff.lock().expect("backoff lock").clone();
         match backoff {
             Some(b) if Instant::now() < b.until => Err(TmuxError::Ssh(format!(
-                "{} (not retried for {:.1}s)",
+                "{} (tried again in {:.1}s)",
                 b.error,
                 (b.until - Instant::now()).as_secs_f64()
             ))),

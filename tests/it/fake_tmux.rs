@@ -287,7 +287,7 @@ async fn lists_are_parsed_from_the_replies() {
     assert_eq!(records[0]["kind"], "oneshot");
     assert_eq!(
         records[0]["argv"],
-        json!(["list-sessions", "-F", "#{session_id}"])
+        json!(["list-sessions", "-F", "#{session_id} #{pid} #{start_time}"])
     );
     assert_eq!(records[1]["kind"], "attach");
     assert_eq!(

@@ -41,6 +41,7 @@ mod resources_live;
 mod run_live;
 mod run_marks_live;
 mod snapshot_live;
+mod ssh_faults_live;
 mod ssh_live;
 mod startup;
 mod tools_catalog;

@@ -2,8 +2,11 @@
 //! machine reached only through a private sshd on 127.0.0.1
 //! (`socket_name: "loop:NAME"`), and the refusal of hosts not configured.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
-use tmux_mcp::tools::TmuxService;
+use tmux_mcp::config::Config;
+use tmux_mcp::tools::{App, TmuxService};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::sshd::Sshd;
@@ -19,11 +22,14 @@ pub struct Remote {
 
 impl Remote {
     pub fn start() -> Option<Remote> {
+        Remote::start_with(Duration::from_secs(10))
+    }
+
+    /// [`Remote::start`] with a command timeout of `timeout`.
+    pub fn start_with(timeout: Duration) -> Option<Remote> {
         let sshd = Sshd::start()?;
         let tmux = PrivateTmux::start();
-        let env = sshd.env();
-        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let svc = tmux.service_with(&env);
+        let svc = service(&sshd, timeout);
         Some(Remote { tmux, sshd, svc })
     }
 
@@ -41,6 +47,22 @@ impl Remote {
     pub async fn ok(&self, tool: &str, args: Value) -> Value {
         ok(&self.svc, tool, self.args(args)).await
     }
+}
+
+/// A service that reaches `sshd`'s hosts, with a command timeout of `timeout`.
+pub fn service(sshd: &Sshd, timeout: Duration) -> TmuxService {
+    let env = sshd.env();
+    let (mut config, _) = Config::from_vars(|var| {
+        if let Some((_, v)) = env.iter().find(|(k, _)| *k == var) {
+            return Some(v.clone());
+        }
+        (var == "TMUX_TMPDIR")
+            .then(|| std::env::var(var).ok())
+            .flatten()
+    })
+    .expect("config");
+    config.limits.tmux_command_timeout = timeout;
+    TmuxService::new(App::new(config))
 }
 
 #[tokio::test]

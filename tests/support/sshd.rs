@@ -105,15 +105,32 @@ impl Sshd {
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
 
+    /// Adds the ssh host `name`: 127.0.0.1 on `port`, with this sshd's
+    /// key and known hosts (a host that is not this sshd).
+    pub fn add_host(&self, name: &str, port: u16) {
+        let config = self.dir.join("ssh_config");
+        let text = std::fs::read_to_string(&config).expect("ssh_config");
+        let ours = text.replace("Host loop", &format!("Host {name}"));
+        let ours = ours.replace(&format!("Port {}", self.port), &format!("Port {port}"));
+        std::fs::write(&config, format!("{text}{ours}")).expect("ssh_config");
+    }
+
     /// The `TMUX_MCP_SSH` to use: the wrapper script.
     pub fn ssh(&self) -> PathBuf {
         self.dir.join("ssh")
     }
 
-    /// The environment a service needs to reach this sshd as `loop`.
+    /// The environment a service needs to reach this sshd as `loop` (and
+    /// the hosts [`Sshd::add_host`] added, as themselves).
     pub fn env(&self) -> Vec<(&'static str, String)> {
+        let config = std::fs::read_to_string(self.dir.join("ssh_config")).unwrap_or_default();
+        let hosts: Vec<String> = config
+            .lines()
+            .filter_map(|l| l.strip_prefix("Host "))
+            .map(|h| format!("{h}={h}"))
+            .collect();
         vec![
-            ("TMUX_MCP_HOSTS", "loop=loop".to_owned()),
+            ("TMUX_MCP_HOSTS", hosts.join(",")),
             ("TMUX_MCP_SSH", self.ssh().display().to_string()),
         ]
     }
