@@ -28,6 +28,9 @@
 //!   [`CANONICAL_PROMPT_SHELLS`]), where it is their prompt.
 //! - No `/proc/<pane_pid>` (or a zombie): [`Activity::Exited`].
 //!
+//! A process's end is also an event: [`ExitWatch`] (a pidfd) wakes a
+//! waiter when it happens, so nobody re-probes to notice it.
+//!
 //! `wchan` reads `0` for a task of another user (the kernel's
 //! `ptrace_may_access` read check; Yama's `ptrace_scope` only restricts
 //! attaching, so a same-user read works) and on kernels built without
@@ -125,6 +128,34 @@ fn platform_observable() -> &'static [&'static str] {
 /// per process on the machine to find the foreground group's members).
 pub fn probe(pane_pid: u32) -> Probe {
     imp::probe(pane_pid)
+}
+
+/// Wakes when a process ends: a pidfd (Linux 5.3 and later) turns "the
+/// process exited" into an event, for any process of the machine, with
+/// no rights over it and no polling.
+pub struct ExitWatch {
+    #[cfg(target_os = "linux")]
+    fd: tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>,
+}
+
+impl ExitWatch {
+    /// Watches `pid`; `None` if it is gone already, the system has no
+    /// pidfd (then only other events tell), or no tokio runtime runs.
+    pub fn new(pid: u32) -> Option<ExitWatch> {
+        imp::exit_watch(pid)
+    }
+
+    /// Resolves once the process has ended (at once if it had).
+    pub async fn exited(&self) {
+        #[cfg(target_os = "linux")]
+        {
+            // A pidfd stays readable once the process ended: the readiness
+            // is kept (the guard is dropped without clearing it).
+            let _ = self.fd.readable().await;
+        }
+        #[cfg(not(target_os = "linux"))]
+        std::future::pending::<()>().await
+    }
 }
 
 /// A process's `/proc/<pid>/stat`, the fields used here.
@@ -379,6 +410,24 @@ mod imp {
         found.into_iter().map(member).collect()
     }
 
+    pub fn exit_watch(pid: u32) -> Option<ExitWatch> {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        let pid = libc::pid_t::try_from(pid).ok().filter(|p| *p > 0)?;
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+        // SAFETY: fd was just returned to us and is owned by nobody else.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // Registering outside a runtime would panic.
+        tokio::runtime::Handle::try_current().ok()?;
+        // SAFETY: the OwnedFd is moved into the AsyncFd, so it stays open
+        // and the same descriptor for the AsyncFd's whole life.
+        let fd = unsafe {
+            tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+        };
+        Some(ExitWatch { fd: fd.ok()? })
+    }
+
     /// Whether the terminal at `path` is in canonical (line) mode. Opened
     /// read-only, non-blocking, never as a controlling terminal.
     fn canonical_mode(path: &std::path::Path) -> Option<bool> {
@@ -419,6 +468,10 @@ mod imp {
             foreground_command: None,
             observable: OBSERVE_EXITED,
         }
+    }
+
+    pub fn exit_watch(_pid: u32) -> Option<ExitWatch> {
+        None
     }
 }
 
@@ -592,12 +645,34 @@ mod tests {
     #[test]
     fn a_pid_that_does_not_exist_has_exited() {
         // Above the kernel's pid_max (at most 2^22).
-        let p = probe(u32::MAX - 1);
+        let p = probe(0x7fff_fff0);
         assert_eq!(p.activity, Activity::Exited);
         assert_eq!(p.foreground_pid, None);
     }
 
     #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn an_exit_watch_wakes_when_the_process_ends() {
+        use std::time::Duration;
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep runs");
+        let watch = ExitWatch::new(child.id()).expect("pidfd on Linux 5.3+");
+        let early = tokio::time::timeout(Duration::from_millis(1), watch.exited()).await;
+        assert!(early.is_err(), "sleep 30 has not ended");
+        child.kill().expect("kill");
+        tokio::time::timeout(Duration::from_secs(15), watch.exited())
+            .await
+            .expect("woken by the exit");
+        child.wait().expect("reaped");
+        // Once ended, it stays ended.
+        tokio::time::timeout(Duration::from_secs(1), watch.exited())
+            .await
+            .expect("still ended");
+        assert!(ExitWatch::new(0x7fff_fff0).is_none());
+    }
+
     #[test]
     fn tty_numbers_map_to_pts_paths() {
         // major 136 minor 5; major 137 minor 3 = pts 259; minor above 255.

@@ -1,10 +1,11 @@
 //! Per-pane output state, sans-IO: the watched panes of a server
 //! ([`registry`]), each one's byte history ([`ring`]), the escape-stripped
 //! line view that matchers read ([`lines`]), and a waiter's reading of one
-//! pane with its change signal ([`follow`]), and the OSC sequences found in
-//! a stream ([`osc`]): a shell's marks ([`marks`]), run_command's markers.
-//! Nothing here knows tmux.
+//! pane with its change signal ([`follow`]), the OSC sequences found in
+//! a stream ([`osc`]): a shell's marks ([`marks`]), run_command's markers,
+//! and where the bell rang ([`bell`]). Nothing here knows tmux.
 
+pub mod bell;
 pub mod follow;
 pub mod lines;
 pub mod marks;
@@ -13,6 +14,7 @@ pub mod osc;
 pub mod registry;
 pub mod ring;
 
+pub use bell::BellScanner;
 pub use follow::{Follower, ReadInfo};
 pub use lines::LineView;
 pub use ring::{Read, Ring};
