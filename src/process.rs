@@ -145,6 +145,22 @@ impl ExitWatch {
         imp::exit_watch(pid)
     }
 
+    /// Whether the process has ended, without waiting.
+    pub fn has_exited(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            let mut poll = libc::pollfd {
+                fd: std::os::fd::AsRawFd::as_raw_fd(self.fd.get_ref()),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, a zero timeout: nothing blocks.
+            unsafe { libc::poll(&mut poll, 1, 0) == 1 }
+        }
+        #[cfg(not(target_os = "linux"))]
+        false
+    }
+
     /// Resolves once the process has ended (at once if it had).
     pub async fn exited(&self) {
         #[cfg(target_os = "linux")]
@@ -384,7 +400,9 @@ mod imp {
 
     /// The processes of group `pgrp` on terminal `tty_nr`, leader first.
     fn members(pgrp: i32, tty_nr: i32) -> Vec<Member> {
-        let in_group = |s: &Stat| s.pgrp == pgrp && s.tty_nr == tty_nr;
+        // A zombie has ended: only its parent has yet to reap it.
+        let in_group =
+            |s: &Stat| s.pgrp == pgrp && s.tty_nr == tty_nr && !matches!(s.state, b'Z' | b'X');
         let mut found: Vec<Stat> = Vec::new();
         // The leader's pid is the group id; look there first.
         if let Some(leader) = read_stat(&format!("/proc/{pgrp}/stat")).filter(in_group) {
@@ -662,9 +680,11 @@ mod tests {
         let early = tokio::time::timeout(Duration::from_millis(1), watch.exited()).await;
         assert!(early.is_err(), "sleep 30 has not ended");
         child.kill().expect("kill");
+        assert!(!watch.has_exited());
         tokio::time::timeout(Duration::from_secs(15), watch.exited())
             .await
             .expect("woken by the exit");
+        assert!(watch.has_exited());
         child.wait().expect("reaped");
         // Once ended, it stays ended.
         tokio::time::timeout(Duration::from_secs(1), watch.exited())

@@ -28,6 +28,7 @@ use crate::panes::matcher::{LineBatch, Matcher};
 use crate::tmux::PaneId;
 
 mod pace;
+mod state;
 
 pub use pace::{Pace, Woke, elapsed_seconds};
 
@@ -40,6 +41,17 @@ pub fn register(tools: &mut Vec<ToolDef>, config: &Config) {
             "Wait for NEW output matching patterns, or a stop pattern, or the timeout.",
             READ,
             wait_for_text,
+        )
+        .with_own_wait_ceiling(),
+    );
+    tools.push(
+        ToolDef::new(
+            "wait_for_state",
+            Toolset::Inspect,
+            "Wait For State",
+            "Wait until the pane is at a prompt, wants input, exited, is idle or rang the bell.",
+            READ,
+            state::wait_for_state,
         )
         .with_own_wait_ceiling(),
     );

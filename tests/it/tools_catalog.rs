@@ -76,6 +76,7 @@ fn every_tool_is_fully_described() {
         ];
         let reads = prefixes.iter().any(|p| name.starts_with(p))
             || name == "wait_for_text"
+            || name == "wait_for_state"
             || name == "call_read_tools_batch";
         assert_eq!(read_only, reads, "{name}: readOnlyHint must tell the truth");
     }
@@ -195,7 +196,7 @@ fn a_hidden_tool_names_its_toolset_and_the_setting_that_serves_it() {
 #[test]
 fn the_tool_list_stays_small() {
     let tools = service().tools();
-    assert_eq!(tools.len(), 54);
+    assert_eq!(tools.len(), 55);
     let list = serde_json::json!({ "tools": tools });
     let bytes = serde_json::to_string(&list).unwrap().len();
     assert!(bytes < 50_000, "tools/list is {bytes} bytes");

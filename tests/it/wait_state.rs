@@ -7,8 +7,12 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{BOUND, PrivateTmux, shell_installed};
+use crate::support::{BOUND, PrivateTmux, err, finish, ok, shell_installed, start_armed};
+use serde_json::{Value, json};
+use tmux_mcp::mcp::CallToolResult;
 use tmux_mcp::process::{self, Activity, Probe};
+use tmux_mcp::tools::TmuxService;
+use tokio_util::sync::CancellationToken;
 
 /// A window running `shell` (its start-up files skipped); its pane id and pid.
 fn shell_pane(tmux: &PrivateTmux, shell: &str) -> (String, u32) {
@@ -126,4 +130,229 @@ async fn probe_sees_dash_at_its_prompt() {
     until(pid, Activity::Input).await;
     tmux.cmd(&["send-keys", "-t", &pane, "C-c"]);
     until(pid, Activity::Prompt).await;
+}
+
+// ---------------------------------------------------------------- the tool
+
+async fn wait_state(svc: &TmuxService, args: Value) -> Value {
+    ok(svc, "wait_for_state", args).await
+}
+
+/// Arms a wait (it reports progress once armed), then returns its handle.
+async fn armed(svc: &TmuxService, args: Value) -> tokio::task::JoinHandle<CallToolResult> {
+    start_armed(svc, "wait_for_state", args, CancellationToken::new()).await
+}
+
+/// Every state `wait_for_state` reports, each armed before its cause.
+async fn tool_states_in(shell: &str, comm: &str) {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let (pane, pid) = shell_pane(&tmux, shell);
+    until(pid, Activity::Prompt).await;
+
+    // True at entry: reported at once, with the default states.
+    let entry = wait_state(&svc, json!({"pane_id": pane, "timeout": 10})).await;
+    assert_eq!(entry["state"], "prompt", "{entry}");
+    assert_eq!(entry["found"], true);
+    assert_eq!(entry["foreground_command"], comm);
+    assert_eq!(entry["foreground_pid"], pid);
+    assert_eq!(
+        entry["observable_states"],
+        json!(["prompt", "input", "exited", "idle", "bell"])
+    );
+    assert!(entry["elapsed_seconds"].as_f64().unwrap() < 5.0);
+
+    let wait = armed(
+        &svc,
+        json!({"pane_id": pane, "states": ["input"], "timeout": 10}),
+    )
+    .await;
+    type_line(&tmux, &pane, "cat");
+    let input = finish(wait).await;
+    assert_eq!(input["state"], "input", "{input}");
+    assert_eq!(input["foreground_command"], "cat");
+    assert_ne!(input["foreground_pid"], pid);
+
+    let wait = armed(
+        &svc,
+        json!({"pane_id": pane, "states": ["prompt"], "timeout": 10}),
+    )
+    .await;
+    tmux.cmd(&["send-keys", "-t", &pane, "C-c"]);
+    let prompt = finish(wait).await;
+    assert_eq!(prompt["state"], "prompt", "{prompt}");
+    assert_eq!(prompt["activity"], "prompt");
+
+    let wait = armed(
+        &svc,
+        json!({"pane_id": pane, "states": ["bell"], "timeout": 10}),
+    )
+    .await;
+    type_line(&tmux, &pane, "printf 'ring\\007\\n'");
+    let bell = finish(wait).await;
+    assert_eq!(bell["state"], "bell", "{bell}");
+
+    let wait = armed(
+        &svc,
+        json!({"pane_id": pane, "states": ["exited"], "timeout": 10}),
+    )
+    .await;
+    type_line(&tmux, &pane, "exit");
+    let exited = finish(wait).await;
+    assert_eq!(exited["state"], "exited", "{exited}");
+    assert_eq!(exited["activity"], "exited");
+    assert_eq!(exited["foreground_pid"], Value::Null);
+}
+
+#[tokio::test]
+async fn wait_for_state_in_bash() {
+    tool_states_in("bash --norc --noprofile", "bash").await;
+}
+
+#[tokio::test]
+async fn wait_for_state_in_zsh() {
+    if shell_installed("zsh", "wait_for_state") {
+        tool_states_in("zsh -f", "zsh").await;
+    }
+}
+
+/// A question printed and then read: the wait ends on the read, and the
+/// tail shows the question.
+#[tokio::test]
+async fn a_question_is_input_and_the_tail_shows_it() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let (pane, pid) = shell_pane(&tmux, "bash --norc --noprofile");
+    until(pid, Activity::Prompt).await;
+    let wait = armed(
+        &svc,
+        json!({"pane_id": pane, "states": ["input"], "timeout": 10}),
+    )
+    .await;
+    type_line(&tmux, &pane, "(read -r -p 'Continue? [y/N] ' answer)");
+    let asked = finish(wait).await;
+    assert_eq!(asked["state"], "input", "{asked}");
+    let tail = asked["tail"].as_array().unwrap();
+    assert!(
+        tail.last()
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .contains("Continue? [y/N]"),
+        "{asked}"
+    );
+}
+
+#[tokio::test]
+async fn idle_and_timeout_and_no_probe_while_quiet() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let (pane, pid) = shell_pane(&tmux, "bash --norc --noprofile");
+    until(pid, Activity::Prompt).await;
+
+    let idle = wait_state(
+        &svc,
+        json!({"pane_id": pane, "states": ["idle"], "idle_ms": 300, "timeout": 10}),
+    )
+    .await;
+    assert_eq!(idle["state"], "idle", "{idle}");
+    assert!(idle["elapsed_seconds"].as_f64().unwrap() >= 0.3, "{idle}");
+
+    // A title set with OSC ... BEL is not a bell; nothing else comes: timeout.
+    let wait = armed(
+        &svc,
+        json!({"pane_id": pane, "states": ["bell"], "timeout": 2}),
+    )
+    .await;
+    type_line(&tmux, &pane, "printf '\\033]0;a title\\007'");
+    let quiet = finish(wait).await;
+    assert_eq!(quiet["state"], "timeout", "{quiet}");
+    assert_eq!(quiet["found"], false);
+    assert_eq!(quiet["activity"], "prompt");
+    assert_eq!(quiet["effective_timeout"], 2.0);
+    assert!(quiet["elapsed_seconds"].as_f64().unwrap() >= 2.0);
+    // Entry, the settle points (20, 100, 500 ms and idle_ms) of the quiet
+    // spell before the typed line's output and of the one after it, and
+    // none while the pane stays quiet (a 50 ms timer would make 40).
+    let probes = quiet["probes"].as_i64().unwrap();
+    assert!((2..=9).contains(&probes), "{quiet}");
+}
+
+#[tokio::test]
+async fn a_remain_on_exit_pane_and_a_dead_one_at_entry_are_exited() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let (pane, pid) = shell_pane(&tmux, "bash --norc --noprofile");
+    tmux.cmd(&["set-option", "-w", "-t", &pane, "remain-on-exit", "on"]);
+    until(pid, Activity::Prompt).await;
+    let wait = armed(
+        &svc,
+        json!({"pane_id": pane, "states": ["exited"], "timeout": 10}),
+    )
+    .await;
+    type_line(&tmux, &pane, "echo bye; exit 3");
+    let exited = finish(wait).await;
+    assert_eq!(exited["state"], "exited", "{exited}");
+    let dead = tmux.cmd(&["display-message", "-p", "-t", &pane, "#{pane_dead}"]);
+    assert_eq!(dead.trim(), "1", "the pane remains");
+    let again = wait_state(&svc, json!({"pane_id": pane, "timeout": 10})).await;
+    assert_eq!(again["state"], "exited", "{again}");
+}
+
+#[tokio::test]
+async fn bad_arguments_and_a_wrong_pane_are_errors() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+    let unknown = err(
+        &svc,
+        "wait_for_state",
+        json!({"pane_id": pane, "states": ["prompt", "asleep"]}),
+    )
+    .await;
+    assert!(
+        unknown.contains("asleep") && unknown.contains("prompt"),
+        "{unknown}"
+    );
+    let empty = err(
+        &svc,
+        "wait_for_state",
+        json!({"pane_id": pane, "states": []}),
+    )
+    .await;
+    assert!(empty.contains("states"), "{empty}");
+    let idle = err(
+        &svc,
+        "wait_for_state",
+        json!({"pane_id": pane, "idle_ms": 0}),
+    )
+    .await;
+    assert!(idle.contains("idle_ms"), "{idle}");
+    let timeout = err(
+        &svc,
+        "wait_for_state",
+        json!({"pane_id": pane, "timeout": -1}),
+    )
+    .await;
+    assert!(timeout.contains("timeout"), "{timeout}");
+    let gone = err(&svc, "wait_for_state", json!({"pane_id": "%9999"})).await;
+    assert!(gone.contains("%9999"), "{gone}");
+}
+
+/// Cancelling an armed wait ends it at once: the cancellation, not the
+/// timeout (60 s), ends the call within the bound.
+#[tokio::test]
+async fn a_wait_is_cancelled_at_once() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let args = json!({"pane_id": tmux.first_pane(), "states": ["bell"], "timeout": 60});
+    let cancel = CancellationToken::new();
+    let wait = start_armed(&svc, "wait_for_state", args, cancel.clone()).await;
+    let started = Instant::now();
+    cancel.cancel();
+    let ended = tokio::time::timeout(BOUND, wait).await;
+    let result = ended.expect("ended in time").expect("no panic");
+    assert!(started.elapsed() < BOUND);
+    let text = result.content[0]["text"].as_str().unwrap_or_default();
+    assert!(result.is_error && text.contains("cancelled"), "{text}");
 }
