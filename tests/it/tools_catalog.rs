@@ -190,7 +190,7 @@ fn a_hidden_tool_names_its_toolset_and_the_setting_that_serves_it() {
 /// The whole catalog is what an agent pays before doing anything: with
 /// every toolset on, `tools/list` stays under 50 KB (the reference's is
 /// about 150 KB), and what a model reads of it (name, description and
-/// inputSchema of every tool, compact JSON) at most 26,000 bytes (the
+/// inputSchema of every tool, compact JSON) at most 26,500 bytes (the
 /// reference's is about 72,000). `reference_defaults_are_advertised`
 /// checks that no argument was dropped to get there.
 #[test]
@@ -211,7 +211,7 @@ fn the_tool_list_stays_small() {
             serde_json::to_string(&visible).unwrap().len()
         })
         .sum();
-    assert!(seen <= 26_000, "the model-visible catalog is {seen} bytes");
+    assert!(seen <= 26_500, "the model-visible catalog is {seen} bytes");
 }
 
 /// Defaults changed on purpose, each listed in `protocol/differences.md`.

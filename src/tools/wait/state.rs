@@ -96,7 +96,7 @@ pub struct WaitForStateArgs {
     idle_ms: i64,
     #[serde(flatten)]
     pane: PaneSel,
-    // Seconds to wait (capped by LIBTMUX_MCP_WAIT_MAX_SECONDS).
+    /// Seconds to wait (capped by the server).
     #[serde(default = "super::default_wait_timeout")]
     timeout: f64,
     #[serde(flatten)]
