@@ -185,7 +185,41 @@ impl fmt::Display for ErrorKind {
 #[cfg(test)]
 mod tests {
     use super::ErrorKind::*;
-    use super::ToolError;
+    use super::{TmuxError, ToolError};
+
+    /// What tmux says when it refuses a command decides the kind the agent
+    /// reads, and the rest of the message is kept.
+    #[test]
+    fn tmux_refusals_are_classified() {
+        let cases = [
+            ("can't find pane: %9", PaneNotFound, "Pane not found: %9"),
+            (
+                "can't find session: work",
+                TmuxObjectDoesNotExist,
+                "Object not found: can't find session: work",
+            ),
+            (
+                "can't find window: @4",
+                TmuxObjectDoesNotExist,
+                "Object not found: can't find window: @4",
+            ),
+            (
+                "duplicate session: work",
+                TmuxSessionExists,
+                "Session named work exists",
+            ),
+            (
+                "unknown command: frob\n",
+                TmuxCommand,
+                "tmux error: unknown command: frob",
+            ),
+        ];
+        for (said, kind, message) in cases {
+            let e = ToolError::from(TmuxError::Command(said.to_owned()));
+            assert_eq!((e.kind, e.message.as_str()), (kind, message), "{said:?}");
+            assert!(e.expected, "{said:?}");
+        }
+    }
 
     /// The spellings are part of the wire: pinned here, one per kind, so a
     /// renamed variant cannot change what clients read.
