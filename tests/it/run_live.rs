@@ -63,6 +63,13 @@ async fn the_live_shell_keeps_cd_and_export_in_every_shell() {
             (json!(0), json!(["no-newline"])),
             "{shell}"
         );
+        let two = json!({"pane_id": pane, "command": "echo one\necho two", "in_subshell": false, "suppress_history": false});
+        let r = ok(&svc, "run_command", two).await;
+        assert_eq!(
+            status_and_output(&r),
+            (json!(0), json!(["one", "two"])),
+            "{shell}"
+        );
         let r = ok(&svc, "run_command", live("echo still-here")).await;
         assert_eq!(
             r["output"],

@@ -63,13 +63,23 @@ async fn run_command_reads_a_marking_shell_with_no_wrapper() {
         (r["output"].clone(), r["shell_marks"].clone()),
         (json!(["/"]), json!(true))
     );
-    // The subshell still needs the wrapper, marks or not.
-    let sub = json!({"pane_id": pane, "command": "cd /tmp; echo sub", "timeout": 10});
+    // The subshell still needs the wrapper, marks or not; the last command
+    // read back is what the wrapper ran, with its status (not the line's).
+    let sub = json!({"pane_id": pane, "command": "cd /tmp; echo sub; exit 3", "timeout": 10});
     let r = ok(&svc, "run_command", sub).await;
-    assert_eq!(
-        (r["output"].clone(), r.get("shell_marks")),
-        (json!(["sub"]), None)
+    let got = (
+        r["exit_status"].clone(),
+        r["output"].clone(),
+        r.get("shell_marks"),
     );
+    assert_eq!(got, (json!(3), json!(["sub"]), None));
+    let last = ok(
+        &svc,
+        "capture_pane",
+        json!({"pane_id": pane, "last_command": true}),
+    )
+    .await;
+    assert_eq!(last, "[last command: exit status 3]\nsub");
 
     let lines = at_prompt(&tmux, &pane).await.join("\n");
     // suppress_history's leading space is typed, and shows.

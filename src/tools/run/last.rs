@@ -17,6 +17,8 @@ use super::super::observe::MAX_LINE;
 use super::super::target::tmux_version;
 use super::super::window::layout::version_at_least;
 use super::super::{ErrorKind, Target, ToolError, ToolResult};
+use super::span::{Found, marker};
+use super::typed::OSC;
 use crate::panes::marks::{CommandOutput, MARKS, MarkHistory};
 use crate::panes::osc::{OscScanner, Piece};
 use crate::panes::{Follower, LineView};
@@ -88,28 +90,46 @@ fn from_recording(target: &Target, pane: PaneId) -> Option<LastCommand> {
     if gap_at.is_some_and(|gap| gap > run.from) {
         return None;
     }
-    Some(LastCommand {
-        lines: recorded_lines(&follower, run),
-        ended: run.to.map(|_| run.status),
-    })
+    Some(recorded_output(&follower, run))
 }
 
-/// The recorded output of `run` as lines.
-fn recorded_lines(follower: &Follower, run: CommandOutput) -> Vec<String> {
+/// The recorded output of `run` as lines, and its status. When
+/// run_command's wrapper ran it, the shell's marks hold the wrapper's own
+/// output too (the command shown again) and the wrapper's status: the
+/// output is what our markers delimit, the status the one they carry.
+fn recorded_output(follower: &Follower, run: CommandOutput) -> LastCommand {
     let mut view = LineView::new(MAX_LINE);
     let mut lines = Vec::new();
+    const MARKERS: &[&[u8]] = &[OSC.as_bytes()];
+    let mut scanner = OscScanner::new(MARKERS);
+    let (mut status, mut stopped) = (run.status, false);
     let mut cursor = run.from;
     let to = run.to.unwrap_or(u64::MAX);
     follower.read_raw(&mut cursor, &mut |at, chunk, _| {
         let keep = to.saturating_sub(at).min(chunk.len() as u64) as usize;
-        view.feed(&chunk[..keep], &mut |line| {
-            lines.push(String::from_utf8_lossy(line).into_owned())
+        scanner.scan(at, &chunk[..keep], &mut |piece| match piece {
+            Piece::Text(_, bytes) if !stopped => view.feed(bytes, &mut |line| {
+                lines.push(String::from_utf8_lossy(line).into_owned())
+            }),
+            Piece::Text(..) => {}
+            Piece::Osc(osc) => match marker(osc.payload) {
+                Some((_, Found::Start)) => {
+                    lines.clear();
+                    view.reset();
+                }
+                Some((_, Found::End(own))) => {
+                    (status, stopped) = (own, true);
+                }
+                None => {}
+            },
         });
     });
     if !view.partial().is_empty() {
         lines.push(String::from_utf8_lossy(view.partial()).into_owned());
     }
-    lines
+    // Our end marker ends it even before the shell's `D` is recorded.
+    let ended = (run.to.is_some() || stopped).then_some(status);
+    LastCommand { lines, ended }
 }
 
 /// The last command tmux ≥ 3.7 shows by its line marks.
@@ -184,6 +204,49 @@ mod tests {
 
     fn rows(text: &str) -> Vec<Vec<u8>> {
         text.lines().map(|l| l.as_bytes().to_vec()).collect()
+    }
+
+    /// The recording of `stream`, read for its last command.
+    fn last_recorded(stream: &[u8]) -> Option<LastCommand> {
+        use crate::ids::SessionId;
+        let panes = crate::panes::registry::Panes::new(1 << 16, 4);
+        let pane = panes.watch(PaneId(1), SessionId(0));
+        panes.output(SessionId(0), PaneId(1), stream);
+        let follower = Follower::new(pane);
+        let mut scanner = OscScanner::new(&[MARKS]);
+        let mut marks = MarkHistory::default();
+        follower.read_raw(&mut 0, &mut |at, chunk, _| {
+            scanner.scan(at, chunk, &mut |piece| {
+                if let Piece::Osc(osc) = piece {
+                    marks.see(&osc);
+                }
+            })
+        });
+        Some(recorded_output(&follower, marks.last_command()?))
+    }
+
+    #[test]
+    fn a_recorded_command_is_read_between_its_marks_or_our_markers() {
+        let plain = b"$ seq 2\r\n\x1b]133;C\x07\x1b[1m1\r\n2\x1b]133;D;1\x07\x1b]133;A\x07$ ";
+        let last = last_recorded(plain).unwrap();
+        assert_eq!(
+            (last.lines, last.ended),
+            (vec!["1".into(), "2".into()], Some(Some(1)))
+        );
+        // Our wrapper ran it: its re-shown command is not output, and its
+        // status is the command's, not the wrapper line's.
+        let wrapped = b"\x1b]133;C\x07\r\x1b[1A\x1b[3G\x1b[Jexit 3\n\x1b]6973;n;S\x07out\r\n\x1b]6973;n;E;3\x07\x1b]133;D;0\x07";
+        let last = last_recorded(wrapped).unwrap();
+        assert_eq!(
+            (last.lines, last.ended),
+            (vec!["out".into()], Some(Some(3)))
+        );
+        let running = last_recorded(b"\x1b]133;C\x07so far").unwrap();
+        assert_eq!(
+            (running.lines, running.ended),
+            (vec!["so far".into()], None)
+        );
+        assert!(last_recorded(b"$ no marks\r\n").is_none());
     }
 
     #[test]

@@ -31,28 +31,34 @@ pub(super) enum Delimiters {
 }
 
 /// What a delimiter found says.
-enum Found {
+pub(super) enum Found {
     Start,
     End(Option<i64>),
+}
+
+/// One of our markers, by its payload (`<nonce>;S`, `<nonce>;E;<status>`):
+/// its nonce and what it says.
+pub(super) fn marker(payload: &[u8]) -> Option<(&[u8], Found)> {
+    let semi = memchr::memchr(b';', payload)?;
+    let (nonce, rest) = payload.split_at(semi);
+    if rest == b";S" {
+        return Some((nonce, Found::Start));
+    }
+    let status = rest.strip_prefix(b";E;")?;
+    let status = std::str::from_utf8(status)
+        .ok()
+        .and_then(|s| s.parse().ok());
+    // Our own printf wrote it: a number, or a failure of ours.
+    Some((nonce, Found::End(Some(status.unwrap_or(-1)))))
 }
 
 impl Delimiters {
     fn read(&self, osc: &Osc<'_>) -> Option<Found> {
         match self {
-            Delimiters::Markers(nonce) => {
-                let rest = osc.payload.strip_prefix(nonce.as_bytes())?;
-                match rest {
-                    b";S" => Some(Found::Start),
-                    _ => {
-                        let status = rest.strip_prefix(b";E;")?;
-                        let status = std::str::from_utf8(status)
-                            .ok()
-                            .and_then(|s| s.parse().ok());
-                        // Our own printf wrote it: a number, or a failure of ours.
-                        Some(Found::End(Some(status.unwrap_or(-1))))
-                    }
-                }
-            }
+            Delimiters::Markers(nonce) if osc.number == OSC.as_bytes() => marker(osc.payload)
+                .filter(|(n, _)| *n == nonce.as_bytes())
+                .map(|(_, found)| found),
+            Delimiters::Markers(_) => None,
             Delimiters::Marks => match Mark::of(osc)? {
                 Mark::Output => Some(Found::Start),
                 Mark::Done(status) => Some(Found::End(status)),
