@@ -35,6 +35,9 @@ Environment (the names of libtmux-mcp, so settings carry over):
   LIBTMUX_MCP_PROMPTS_AS_TOOLS   1: also serve the prompts as list_prompts/get_prompt
   LIBTMUX_MCP_WAIT_MAX_SECONDS   ceiling of every wait (1-120, default 30)
   LIBTMUX_SUPPRESS_HISTORY       0: run_command's commands enter shell history
+  TMUX_MCP_IDLE_DETACH_SECONDS   our control clients leave a session after this
+                                 long with nothing watched (default 30; 0: stay)
+  TMUX_MCP_STREAMING_CLIENTS     sessions streamed at once per server (default 16)
   FASTMCP_LOG_LEVEL              WARNING or above: no audit line per call on stderr
   TMUX_MCP_HOSTS                 remote hosts a call may reach, ALIAS=DESTINATION,...
                                  (ssh destinations); socket_name ALIAS:NAME is the

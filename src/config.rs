@@ -163,6 +163,14 @@ pub struct Limits {
     pub pane_ring: usize,
     /// Panes whose output is recorded at once, per tmux server.
     pub watched_panes: usize,
+    /// A control client with nothing watched detaches after this long
+    /// (`TMUX_MCP_IDLE_DETACH_SECONDS`, default 30; `0` keeps clients:
+    /// `None`). A cursor keeps its pane streamed as long.
+    pub idle_detach: Option<Duration>,
+    /// Streaming clients attached at once per tmux server
+    /// (`TMUX_MCP_STREAMING_CLIENTS`, default 16): each costs tmux work on
+    /// every command, the user's too.
+    pub streaming_clients: usize,
 }
 
 impl Default for Limits {
@@ -177,6 +185,8 @@ impl Default for Limits {
             tool_result: 1_000_000,
             pane_ring: 4 << 20,
             watched_panes: 64,
+            idle_detach: Some(Duration::from_secs(30)),
+            streaming_clients: 16,
         }
     }
 }
@@ -241,13 +251,44 @@ impl Config {
                 ["WARNING", "ERROR", "CRITICAL"].contains(&l.trim().to_uppercase().as_str())
             }),
             hosts,
-            limits: Limits::default(),
+            limits: Limits {
+                idle_detach: idle_detach(var("TMUX_MCP_IDLE_DETACH_SECONDS"))?,
+                streaming_clients: streaming_clients(var("TMUX_MCP_STREAMING_CLIENTS"))?,
+                ..Limits::default()
+            },
         };
         Ok((config, warnings))
     }
 }
 
 const WAIT_MAX_DEFAULT: f64 = 30.0;
+
+fn idle_detach(raw: Option<String>) -> anyhow::Result<Option<Duration>> {
+    let Some(text) = raw.filter(|t| !t.trim().is_empty()) else {
+        return Ok(Limits::default().idle_detach);
+    };
+    match text.trim().parse::<f64>() {
+        Ok(0.0) => Ok(None),
+        Ok(secs) if secs.is_finite() && secs > 0.0 && secs <= 86_400.0 => {
+            Ok(Some(Duration::from_secs_f64(secs)))
+        }
+        _ => bail!(
+            "TMUX_MCP_IDLE_DETACH_SECONDS must be a number of seconds from 0 (never detach) to 86400, not {text:?}"
+        ),
+    }
+}
+
+fn streaming_clients(raw: Option<String>) -> anyhow::Result<usize> {
+    let Some(text) = raw.filter(|t| !t.trim().is_empty()) else {
+        return Ok(Limits::default().streaming_clients);
+    };
+    match text.trim().parse::<usize>() {
+        Ok(n @ 1..=1024) => Ok(n),
+        _ => {
+            bail!("TMUX_MCP_STREAMING_CLIENTS must be a whole number from 1 to 1024, not {text:?}")
+        }
+    }
+}
 
 fn wait_ceiling(raw: Option<String>, warnings: &mut Warnings) -> Duration {
     let secs = match raw.as_deref().map(str::trim) {
@@ -390,6 +431,36 @@ mod tests {
                 .hosts
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn idle_detach_and_streaming_clients_are_validated() {
+        let limits = |k, v| config(&[(k, v)]).map(|(c, _)| c.limits);
+        assert_eq!(
+            limits("TMUX_MCP_IDLE_DETACH_SECONDS", "0")
+                .unwrap()
+                .idle_detach,
+            None
+        );
+        assert_eq!(
+            limits("TMUX_MCP_IDLE_DETACH_SECONDS", "2.5")
+                .unwrap()
+                .idle_detach,
+            Some(Duration::from_millis(2500))
+        );
+        for bad in ["-1", "soon", "inf", "1e9"] {
+            assert!(
+                limits("TMUX_MCP_IDLE_DETACH_SECONDS", bad).is_err(),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            limits("TMUX_MCP_STREAMING_CLIENTS", "4")
+                .unwrap()
+                .streaming_clients,
+            4
+        );
+        assert!(limits("TMUX_MCP_STREAMING_CLIENTS", "0").is_err());
     }
 
     #[test]

@@ -37,6 +37,12 @@ Scenario:
     }
   }
 
+Pane output is the server's, not a client's: `%output` lines in "before" and
+"after" go to every fake control client of the scenario that was not attached
+with `-f …no-output…` (as tmux sends a pane's output to every client of its
+session), the client that ran the command included; other lines go to that
+client only. Clients find each other through sockets beside FAKE_TMUX_LOG.
+
 A control command no rule matches gets a `%error` block saying
 `fake-tmux: no rule for <line>`; a one-shot command gets that on stderr and
 exit status 1. Log records: {"kind": "oneshot"|"attach"|"cmd"|"eof"|"exit",
@@ -44,9 +50,11 @@ exit status 1. Log records: {"kind": "oneshot"|"attach"|"cmd"|"eof"|"exit",
 its words as tmux's parser would split them)}.
 """
 
+import glob
 import json
 import os
 import re
+import select
 import socket
 import sys
 import time
@@ -207,6 +215,49 @@ class Control:
         self.number = int(self.spec.get("first_number", 100))
         self.out = sys.stdout.buffer
         self.used = set()  # indexes of "once" rules already matched
+        flags = argv[argv.index("-f") + 1] if "-f" in argv[:-1] else ""
+        self.no_output = "no-output" in flags.split(",")
+        self.peers = None  # datagram socket other clients send output to
+        log_path = os.environ.get("FAKE_TMUX_LOG")
+        if log_path:
+            self.peer_dir = os.path.dirname(os.path.abspath(log_path))
+            self.peer_path = os.path.join(self.peer_dir, f"fake-client-{PID}.sock")
+            self.peers = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            self.peers.bind(self.peer_path)
+
+    def output(self, lines):
+        """Scripted lines: pane output to every client that takes it."""
+        own = [l for l in lines if not l.startswith("%output") or not self.no_output]
+        self.emit(own)
+        shared = [l for l in lines if l.startswith("%output")]
+        if not shared or self.peers is None:
+            return
+        data = "\n".join(shared).encode("utf-8", "surrogateescape")
+        for path in glob.glob(os.path.join(self.peer_dir, "fake-client-*.sock")):
+            if path != self.peer_path:
+                try:
+                    self.peers.sendto(data, path)
+                except OSError:
+                    pass  # that client is gone
+
+    def readline(self, fd):
+        """The next command line (b"" at EOF), emitting peers' output while
+        waiting for it."""
+        while b"\n" not in self.pending:
+            waiting = [fd] + ([self.peers] if self.peers is not None else [])
+            ready, _, _ = select.select(waiting, [], [])
+            if self.peers is not None and self.peers in ready:
+                lines = self.peers.recv(1 << 20).decode("utf-8", "surrogateescape")
+                if not self.no_output:
+                    self.emit(lines.split("\n"))
+            if fd in ready:
+                data = os.read(fd, 1 << 16)
+                if not data:
+                    line, self.pending = self.pending, b""
+                    return line
+                self.pending += data
+        line, _, self.pending = self.pending.partition(b"\n")
+        return line + b"\n"
 
     def emit(self, lines):
         for line in lines:
@@ -232,9 +283,9 @@ class Control:
             self.emit([self.fill(l) for l in initial])
             self.number += 1
         self.emit(self.spec.get("after_attach", []))
-        stdin = sys.stdin.buffer
+        self.pending = b""
         while True:
-            raw = stdin.readline()
+            raw = self.readline(sys.stdin.fileno())
             if not raw or raw in (b"\n", b"\r\n"):
                 # EOF (or an empty line, which detaches a real client).
                 log({"kind": "eof", "socket": self.sock, "empty_line": bool(raw)})
@@ -251,11 +302,11 @@ class Control:
                 self.block([f"fake-tmux: no rule for {line}"], False, 1)
                 continue
             rule, match = found
-            self.emit(groups(rule.get("before", []), match))
+            self.output(groups(rule.get("before", []), match))
             reply = rule.get("reply", [])
             if reply is not None:
                 self.block(reply, rule.get("ok", True), 1)
-            self.emit(groups(rule.get("after", []), match))
+            self.output(groups(rule.get("after", []), match))
             if rule.get("exit"):
                 log({"kind": "exit", "socket": self.sock})
                 self.emit(["%exit"])

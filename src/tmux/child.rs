@@ -24,22 +24,22 @@ use super::{SessionId, TmuxError};
 /// Control clients as `tmux -C` children of this process, on one socket.
 ///
 /// The child is attached with
-/// `tmux -u -N -S <path> -C attach-session -t $id -f ignore-size`: `-u`
-/// keeps non-ASCII intact in list output, `-N` never starts a server, `-S`
-/// pins the socket whatever `$TMUX` says, and `ignore-size` plus never
-/// sending `refresh-client -C` means no user window is ever resized.
+/// `tmux -u -N -S <path> -C attach-session -t $id -f FLAGS`: `-u` keeps
+/// non-ASCII intact in list output, `-N` never starts a server, `-S` pins
+/// the socket whatever `$TMUX` says; the flags are the role's
+/// ([`super::connection::Role::attach_flags`]).
 pub struct LocalTmux {
     pub tmux_bin: PathBuf,
     pub socket: PathBuf,
 }
 
 impl Transport for LocalTmux {
-    fn open(&self, session: SessionId) -> Result<Pipe, TmuxError> {
+    fn open(&self, session: SessionId, flags: &str) -> Result<Pipe, TmuxError> {
         let mut command = tmux(&self.tmux_bin);
         command
             .arg("-S")
             .arg(&self.socket)
-            .args(attach_args(session));
+            .args(attach_args(session, flags));
         let label = format!("tmux -C {session} on {}", self.socket.display());
         spawn(command, label)
     }
@@ -74,12 +74,12 @@ impl OneShot {
 
 /// What follows `tmux -u [socket]` for a control client of `session`:
 /// `-N -C attach-session -t $id -f ignore-size`.
-pub fn attach_args(session: SessionId) -> Vec<OsString> {
+pub fn attach_args(session: SessionId, flags: &str) -> Vec<OsString> {
     ["-N", "-C", "attach-session", "-t"]
         .into_iter()
         .map(OsString::from)
         .chain([session.to_string().into()])
-        .chain(["-f", "ignore-size"].map(OsString::from))
+        .chain(["-f", flags].map(OsString::from))
         .collect()
 }
 
@@ -299,7 +299,7 @@ mod tests {
             tmux_bin: "/nonexistent/tmux".into(),
             socket: "/nonexistent/socket".into(),
         };
-        match tmux.open(SessionId(0)) {
+        match tmux.open(SessionId(0), "ignore-size") {
             Err(TmuxError::Io(msg)) => assert!(msg.starts_with("/nonexistent/tmux: "), "{msg}"),
             Err(e) => panic!("{e}"),
             Ok(_) => panic!("spawned a missing binary"),

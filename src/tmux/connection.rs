@@ -11,16 +11,25 @@
 //! this client asked for (flags 1; flags-0 blocks come from hooks), and hands
 //! every event to the [`Observer`] in stream order. When the stream ends,
 //! every request still waiting fails with [`TmuxError::Disconnected`].
+//!
+//! A client is either the server's command client (attached with
+//! `no-output`, so no reply ever waits behind a pane's output) or the
+//! streaming client of one session, whose [`Quiet`] pauses every pane no
+//! [`Lease`] wants. Either detaches itself once it has been idle (no request
+//! in flight, no lease) for the configured time.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::process::Child;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::control::{Event, Parser, Reply};
+use super::control::{self, Event, Parser, Reply};
+use super::quiet::{Lease, Quiet};
+use super::version::Features;
 use super::{Command, PaneId, SessionId, TmuxError};
 use crate::config::Limits;
 
@@ -51,9 +60,126 @@ pub struct Pipe {
 
 /// How a hub opens control clients.
 pub trait Transport: Send + Sync + 'static {
-    /// A pipe to a control-mode client attaching to `session`. It returns
-    /// at once; [`Connection::start`] waits for the attach.
-    fn open(&self, session: SessionId) -> Result<Pipe, TmuxError>;
+    /// A pipe to a control-mode client attaching to `session` with
+    /// `attach-session -f FLAGS` ([`Role::attach_flags`]). It returns at
+    /// once; [`Connection::start`] waits for the attach.
+    fn open(&self, session: SessionId, flags: &str) -> Result<Pipe, TmuxError>;
+}
+
+/// What a control client is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Runs the server's commands; sent no pane output where the release
+    /// allows it.
+    Commands,
+    /// Streams the watched panes of its session.
+    Streaming,
+}
+
+impl Role {
+    /// The `attach-session -f` flags of a client in this role.
+    /// `ignore-size` (and never sending `refresh-client -C`) means no user
+    /// window is ever resized.
+    pub fn attach_flags(self, features: Features) -> &'static str {
+        match self {
+            Role::Commands if features.mute => "ignore-size,no-output",
+            _ => "ignore-size",
+        }
+    }
+}
+
+/// How a client is set up, besides its pipe.
+#[derive(Clone)]
+pub struct Setup {
+    pub role: Role,
+    pub features: Features,
+    /// Detach after this long with nothing in flight and no lease.
+    pub idle_detach: Option<Duration>,
+    /// Notified whenever a client becomes idle or goes away.
+    pub idle: Arc<Notify>,
+}
+
+/// How busy a client is: requests in flight plus leases of its panes.
+#[derive(Clone)]
+pub struct Activity {
+    busy: Arc<watch::Sender<usize>>,
+    idle: Arc<Notify>,
+}
+
+impl Activity {
+    fn new(idle: Arc<Notify>) -> Activity {
+        Activity {
+            busy: Arc::new(watch::channel(0).0),
+            idle,
+        }
+    }
+
+    /// Counts as busy until the guard drops.
+    pub(super) fn enter(&self) -> Busy {
+        self.busy.send_modify(|n| *n += 1);
+        Busy(self.clone())
+    }
+
+    fn count(&self) -> usize {
+        *self.busy.borrow()
+    }
+}
+
+/// One reason a client is busy.
+pub struct Busy(Activity);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let mut idle = false;
+        self.0.busy.send_modify(|n| {
+            *n = n.saturating_sub(1);
+            idle = *n == 0;
+        });
+        if idle {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+/// Writes commands on a client, with or without waiting for the reply.
+#[derive(Clone)]
+pub(super) struct Commands(mpsc::UnboundedSender<Request>);
+
+impl Commands {
+    /// Writes `command` and waits for its reply.
+    pub(super) async fn ask(&self, command: &Command) -> Result<Reply, TmuxError> {
+        Ok(self.send(command, None).await?.reply)
+    }
+
+    async fn send(&self, command: &Command, sync: Option<PaneId>) -> Result<Synced, TmuxError> {
+        let rx = self.queue(command, sync)?;
+        rx.await.unwrap_or(Err(TmuxError::Disconnected))
+    }
+
+    /// Queues `command` for writing and returns at once; tmux's reply is
+    /// dropped. Commands queued in turn are written in turn.
+    pub(super) fn fire(&self, command: &Command) {
+        let _ = self.queue(command, None);
+    }
+
+    fn queue(
+        &self,
+        command: &Command,
+        sync: Option<PaneId>,
+    ) -> Result<oneshot::Receiver<Result<Synced, TmuxError>>, TmuxError> {
+        let line = command.to_line()?;
+        let (reply, rx) = oneshot::channel();
+        let slot = Slot {
+            reply,
+            sync,
+            position: None,
+            notices: command.name() == "refresh-client",
+        };
+        self.0
+            .send(Request { line, slot })
+            .map_err(|_| TmuxError::NotSent)?;
+        Ok(rx)
+    }
 }
 
 /// A reply, with the sync point when one was asked for.
@@ -70,6 +196,8 @@ struct Slot {
     reply: oneshot::Sender<Result<Synced, TmuxError>>,
     sync: Option<PaneId>,
     position: Option<u64>,
+    /// The reply carries notices to hand on ([`control::flow_notice`]).
+    notices: bool,
 }
 
 struct Request {
@@ -81,7 +209,12 @@ struct Request {
 #[derive(Clone)]
 pub struct Connection {
     session: SessionId,
-    requests: mpsc::UnboundedSender<Request>,
+    role: Role,
+    commands: Commands,
+    activity: Activity,
+    /// Mutes the panes nobody wants; `None` when the client streams
+    /// nothing (the command client) or cannot mute (old tmux).
+    quiet: Option<Arc<Quiet>>,
     /// Cancelled when the client is going away (detach asked, or stream over).
     closed: CancellationToken,
     /// Cancelled once the reader has seen the end of the stream.
@@ -97,8 +230,13 @@ impl Connection {
         session: SessionId,
         limits: &Limits,
         observer: Arc<dyn Observer>,
+        setup: Setup,
     ) -> Result<Connection, TmuxError> {
         let (requests, queue) = mpsc::unbounded_channel();
+        let commands = Commands(requests);
+        let activity = Activity::new(setup.idle.clone());
+        let quiet = (setup.role == Role::Streaming && setup.features.mute)
+            .then(|| Quiet::new(session, commands.clone(), activity.clone()));
         let closed = CancellationToken::new();
         let gone = CancellationToken::new();
         let pending = Arc::new(Mutex::new(VecDeque::<Slot>::new()));
@@ -108,8 +246,10 @@ impl Connection {
             parser: Parser::new(limits.tmux_line, limits.tmux_reply),
             pending: pending.clone(),
             observer,
+            quiet: quiet.clone(),
             closed: closed.clone(),
             ready: Some(ready_tx),
+            idle: setup.idle.clone(),
         };
         tokio::spawn(reader.run(pipe.reader, gone.clone()));
         tokio::spawn(write_loop(pipe.writer, queue, pending, closed.clone()));
@@ -121,15 +261,53 @@ impl Connection {
             Ok(Err(_)) => Err(TmuxError::Disconnected),
             Err(_) => Err(TmuxError::Timeout(limits.attach_timeout)),
         };
-        if attached.is_err() {
+        if let Err(e) = attached {
             closed.cancel();
+            return Err(e);
         }
-        attached.map(|()| Connection {
+        if let Some(quiet) = &quiet {
+            quiet.mute_session().await;
+        }
+        if let Some(after) = setup.idle_detach {
+            tokio::spawn(detach_when_idle(
+                activity.busy.subscribe(),
+                closed.clone(),
+                after,
+            ));
+        }
+        Ok(Connection {
             session,
-            requests,
+            role: setup.role,
+            commands,
+            activity,
+            quiet,
             closed,
             gone,
         })
+    }
+
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// Nothing in flight and no lease: the client may be let go.
+    pub fn is_idle(&self) -> bool {
+        self.activity.count() == 0
+    }
+
+    /// Streams `pane`'s output on this client until the lease drops.
+    pub fn stream(&self, pane: PaneId) -> Lease {
+        let busy = self.activity.enter();
+        match &self.quiet {
+            Some(quiet) => quiet.lease(pane, busy),
+            None => Lease::unmuted(pane, busy),
+        }
+    }
+
+    /// The panes this client streams now (all of them when it cannot mute:
+    /// `None`).
+    pub fn streamed(&self) -> Option<Vec<PaneId>> {
+        self.quiet.as_ref().map(|q| q.streamed())
     }
 
     /// The session this client is attached to.
@@ -159,17 +337,8 @@ impl Connection {
     }
 
     async fn send(&self, command: &Command, sync: Option<PaneId>) -> Result<Synced, TmuxError> {
-        let line = command.to_line()?;
-        let (reply, rx) = oneshot::channel();
-        let slot = Slot {
-            reply,
-            sync,
-            position: None,
-        };
-        self.requests
-            .send(Request { line, slot })
-            .map_err(|_| TmuxError::NotSent)?;
-        rx.await.unwrap_or(Err(TmuxError::Disconnected))
+        let _busy = self.activity.enter();
+        self.commands.send(command, sync).await
     }
 
     /// Detaches politely: closing stdin makes tmux print `%exit` and the
@@ -185,9 +354,12 @@ struct Reader {
     parser: Parser,
     pending: Arc<Mutex<VecDeque<Slot>>>,
     observer: Arc<dyn Observer>,
+    quiet: Option<Arc<Quiet>>,
     closed: CancellationToken,
     /// Told the attach's outcome, then `None`.
     ready: Option<oneshot::Sender<Result<(), TmuxError>>>,
+    /// Notified when the stream ends: a client slot is free.
+    idle: Arc<Notify>,
 }
 
 impl Reader {
@@ -219,6 +391,7 @@ impl Reader {
         drop(pending);
         self.observer.closed(self.session);
         gone.cancel();
+        self.idle.notify_waiters();
     }
 
     fn handle(&mut self, event: Event) {
@@ -238,6 +411,9 @@ impl Reader {
             Event::Reply(reply) => self.answer(reply),
             event => {
                 self.notice(&event);
+                if let Some(quiet) = &self.quiet {
+                    quiet.event(&event);
+                }
                 self.observer.event(self.session, &event);
             }
         }
@@ -247,6 +423,13 @@ impl Reader {
     fn answer(&self, reply: Reply) {
         let slot = self.pending.lock().expect("pending lock").pop_front();
         let Some(slot) = slot else { return };
+        if slot.notices {
+            // A pause or resume is a gap in the pane's recording, at this
+            // point of the stream.
+            for event in reply.lines.iter().filter_map(|l| control::flow_notice(l)) {
+                self.observer.event(self.session, &event);
+            }
+        }
         let result = match (reply.ok, reply.overflowed) {
             (_, true) => Err(TmuxError::Overflow),
             (true, false) => Ok(Synced {
@@ -289,6 +472,33 @@ impl Reader {
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// Detaches the client once it has had nothing in flight and no lease for
+/// `after` on end: the user's `tmux ls` no longer shows us attached.
+async fn detach_when_idle(
+    mut busy: watch::Receiver<usize>,
+    closed: CancellationToken,
+    after: Duration,
+) {
+    loop {
+        tokio::select! {
+            idle = busy.wait_for(|n| *n == 0) => if idle.is_err() { return },
+            _ = closed.cancelled() => return,
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(after) => {
+                // Re-checked here: a lease taken just now checks `closed`
+                // after counting itself, so one side always sees the other.
+                if *busy.borrow_and_update() == 0 {
+                    closed.cancel();
+                    return;
+                }
+            }
+            changed = busy.changed() => if changed.is_err() { return },
+            _ = closed.cancelled() => return,
         }
     }
 }

@@ -345,6 +345,16 @@ fn notification(line: &[u8]) -> Option<Event> {
         .or_else(|| other_notification(kind, rest))
 }
 
+/// A `%pause %N` or `%continue %N` line. `refresh-client -A` writes these
+/// while it runs, so they arrive inside its reply block, as reply lines.
+pub fn flow_notice(line: &[u8]) -> Option<Event> {
+    let (kind, rest) = word(line);
+    match kind {
+        b"%pause" | b"%continue" => pane_notification(kind, rest),
+        _ => None,
+    }
+}
+
 /// Notifications about one pane: its output, flow control and mode.
 fn pane_notification(kind: &[u8], rest: &[u8]) -> Option<Event> {
     let event = match kind {

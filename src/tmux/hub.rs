@@ -2,44 +2,60 @@
 //! servers by [`Address`] ([`Hubs`]): a local socket, or a server on a
 //! configured remote host, reached over ssh ([`super::ssh`]).
 //!
-//! A hub attaches control clients lazily: the first command attaches one to
-//! the server's first session and later commands reuse it (commands work on
-//! any pane of the server whichever session the client is in). When the
-//! client goes away (`%exit`, EOF, its session killed) the next command
-//! attaches again; failed attaches back off so a flapping server costs a
-//! one-shot process per call, not a storm of attaches. When the server has no
-//! session at all, a control client cannot exist, and a one-shot `tmux`
-//! process runs the command: the only cold path.
+//! A hub keeps two kinds of control client, both attached lazily:
 //!
-//! Each session's client is attached through a once-cell of its own: callers
-//! wanting that session's client wait for its one attach, and nobody else
-//! waits at all. The hub's own state sits behind a plain mutex that is
-//! never held across an await.
+//! - **One command client**, attached to the server's first session with
+//!   `no-output` (tmux 3.2 on): commands run there, so a reply never waits
+//!   behind megabytes of some pane's `%output`.
+//! - **One streaming client per session whose panes something watches**
+//!   ([`Hub::stream`]): tmux streams `%output` to a control client only for
+//!   the windows of its own session. Its [`super::quiet::Quiet`] pauses
+//!   every pane of that session no lease wants, so unwatched panes cost
+//!   their programs nothing. At most `Limits::streaming_clients` are
+//!   attached at once (every attached client costs tmux work on every
+//!   command, the user's own too): a new session's stream takes the place
+//!   of an idle one, or waits for one to become idle.
+//!
+//! Any client detaches itself after `Limits::idle_detach` with nothing in
+//! flight and no lease, and the next call attaches again: the user's
+//! `tmux ls` stops showing a session "(attached)" because we once looked.
+//! When a client goes away (`%exit`, EOF, its session killed) the next
+//! call attaches a fresh one; failed attaches back off so a flapping server
+//! costs a one-shot process per call, not a storm of attaches. When the
+//! server has no session at all, no control client can exist, and a
+//! one-shot `tmux` process runs the command: the only cold path.
+//!
+//! Each client is attached through a once-cell of its own: callers wanting
+//! it wait for its one attach, and nobody else waits at all. The hub's own
+//! state sits behind a plain mutex that is never held across an await.
 //!
 //! A command that can end a session (a kill, a move of its last window)
 //! runs in a one-shot process, and the hub then forgets the clients of
 //! sessions that are gone: tmux is closing them, and a command written to
 //! one before its EOF is read would be lost.
 //!
-//! tmux streams `%output` to a control client only for the windows of the
-//! session it is attached to, so a tool that needs a pane's output asks for
-//! the client of that pane's session ([`Hub::streaming`]); every client's
-//! reader feeds the hub's [`Panes`] registry. Paste buffers our tools create
-//! are remembered here so they can be deleted at shutdown.
+//! Every streaming client's reader feeds the hub's [`Panes`] registry. Paste
+//! buffers our tools create are remembered here so they can be deleted at
+//! shutdown. The server's release is learned with the first command
+//! ([`Hub::version`]) and decides, through [`Features`], what the clients
+//! may do.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tokio::sync::OnceCell;
+use tokio::sync::{Notify, OnceCell};
 use tokio_util::sync::CancellationToken;
 
 use super::child::{LocalTmux, OneShot};
-use super::connection::{Connection, Observer, Transport};
+use super::connection::{Connection, Observer, Role, Setup, Transport};
+use super::output::Notices;
+use super::quiet::Lease;
 use super::socket::{Address, Remote};
 use super::ssh::{Ssh, SshHost, SshTransport};
-use super::{Command, SessionId, TmuxError};
+use super::version::{Features, Version};
+use super::{Command, PaneId, SessionId, TmuxError};
 use crate::config::{Hosts, Limits};
 use crate::panes::registry::Panes;
 
@@ -60,17 +76,55 @@ pub struct Hub {
     /// The server last seen here, as `#{pid} #{start_time}`: a server
     /// started again on the same socket is a new one.
     server: Mutex<Option<Vec<u8>>>,
+    /// The server's release, once known.
+    version: Mutex<Option<Version>>,
+    /// Notified when a client becomes idle or goes away: a streaming slot
+    /// may be free.
+    idle: Arc<Notify>,
 }
 
-/// A session's control client, attached once however many wait for it.
+/// A control client, attached once however many wait for it.
 type Cell = Arc<OnceCell<Connection>>;
 
 #[derive(Default)]
 struct Clients {
-    /// One cell per session a client is attached (or attaching) to.
-    by_session: HashMap<SessionId, Cell>,
+    /// The client commands run on.
+    commands: Option<Cell>,
+    /// One cell per session a streaming client is attached (or attaching) to.
+    streams: HashMap<SessionId, Cell>,
     /// After a failed attach: when to try again, and the next delay.
     backoff: Option<(Instant, Duration)>,
+}
+
+impl Clients {
+    /// Drops the cells of clients that went away and of failed attaches
+    /// nobody waits on any more.
+    fn prune(&mut self) {
+        let live = |cell: &Cell| match cell.get() {
+            Some(client) => !client.is_closed(),
+            // Empty: an attach in progress (someone holds the cell), or a
+            // failed one nobody waits on any more.
+            None => Arc::strong_count(cell) > 1,
+        };
+        self.streams.retain(|_, cell| live(cell));
+        if self.commands.as_ref().is_some_and(|cell| !live(cell)) {
+            self.commands = None;
+        }
+    }
+
+    /// Every attached client.
+    fn attached(&self) -> impl Iterator<Item = &Connection> {
+        self.commands
+            .iter()
+            .chain(self.streams.values())
+            .filter_map(|cell| cell.get())
+    }
+}
+
+/// A pane streamed on its session's client, for as long as this lives.
+pub struct Stream {
+    pub client: Connection,
+    pub lease: Lease,
 }
 
 const BACKOFF_START: Duration = Duration::from_millis(50);
@@ -128,6 +182,8 @@ impl Hub {
             clients: Mutex::new(Clients::default()),
             buffers: Mutex::new(BTreeSet::new()),
             server: Mutex::new(None),
+            version: Mutex::new(None),
+            idle: Arc::new(Notify::new()),
         }
     }
 
@@ -266,30 +322,57 @@ impl Hub {
         self.clients.lock().expect("clients lock")
     }
 
-    /// A live control client, attaching one if needed; `None` when the server
+    /// The server's release (asked once; [`Version::UNKNOWN`] when it does
+    /// not say, or cannot be asked now).
+    pub async fn version(&self) -> Version {
+        if let Some(version) = *self.version.lock().expect("version lock") {
+            return version;
+        }
+        let ask = Command::new("display-message").flag("-p").arg("#{version}");
+        match self.run_oneshot(&ask).await {
+            Ok(lines) => self.learn_version(lines.first().map(Vec::as_slice)),
+            Err(_) => Version::UNKNOWN,
+        }
+    }
+
+    fn learn_version(&self, reported: Option<&[u8]>) -> Version {
+        let version = reported
+            .and_then(Version::parse)
+            .unwrap_or(Version::UNKNOWN);
+        *self.version.lock().expect("version lock") = Some(version);
+        version
+    }
+
+    /// The command client, attaching it if needed; `None` when the server
     /// has no session to attach to (or attaching is backing off).
     async fn client(&self) -> Option<Connection> {
-        if let Some(client) = self.any_client() {
-            return Some(client);
-        }
-        if self
-            .clients()
-            .backoff
-            .is_some_and(|(until, _)| Instant::now() < until)
-        {
-            return None;
-        }
-        let session = self.first_session().await?;
-        match self.connect(session).await {
+        let cell = {
+            let mut clients = self.clients();
+            clients.prune();
+            if let Some(client) = clients.commands.as_ref().and_then(|c| c.get()) {
+                return Some(client.clone());
+            }
+            if clients
+                .backoff
+                .is_some_and(|(until, _)| Instant::now() < until)
+            {
+                return None;
+            }
+            clients.commands.get_or_insert_with(Cell::default).clone()
+        };
+        let attach = async {
+            let session = self.first_session().await.ok_or(None)?;
+            self.attach(session, Role::Commands).await.map_err(Some)
+        };
+        match cell.get_or_try_init(|| attach).await {
             Ok(client) => {
                 self.clients().backoff = None;
-                Some(client)
+                Some(client.clone())
             }
-            Err(e) => {
-                eprintln!(
-                    "tmux-mcp: attaching to {} {session} failed: {e}",
-                    self.address
-                );
+            // No session: nothing to attach to, and nothing to back off from.
+            Err(None) => None,
+            Err(Some(e)) => {
+                eprintln!("tmux-mcp: attaching to {} failed: {e}", self.address);
                 let mut clients = self.clients();
                 let delay = clients
                     .backoff
@@ -300,67 +383,124 @@ impl Hub {
         }
     }
 
-    /// Any attached client that is still live, forgetting the closed ones.
-    fn any_client(&self) -> Option<Connection> {
-        let mut clients = self.clients();
-        clients.by_session.retain(|_, cell| match cell.get() {
-            Some(client) => !client.is_closed(),
-            // Empty: an attach in progress (someone holds the cell), or a
-            // failed one nobody waits on any more.
-            None => Arc::strong_count(cell) > 1,
-        });
-        clients
-            .by_session
-            .values()
-            .find_map(|cell| cell.get().cloned())
-    }
-
-    /// The control client attached to `session`, which is the one that
-    /// streams `%output` of that session's panes (tmux sends a client output
-    /// only for windows of its own session).
-    pub async fn streaming(&self, session: SessionId) -> Result<Connection, TmuxError> {
-        self.connect(session).await
-    }
-
-    /// `session`'s client, attaching it unless it is live. Concurrent
-    /// callers for one session share one attach; other sessions' callers
-    /// are never held up by it.
-    async fn connect(&self, session: SessionId) -> Result<Connection, TmuxError> {
-        let cell = {
-            let mut clients = self.clients();
-            let cell = clients.by_session.entry(session).or_default();
-            if cell.get().is_some_and(Connection::is_closed) {
-                *cell = Cell::default();
+    /// Streams `pane`, of `session`, on that session's streaming client
+    /// (unpausing it there) until the returned lease drops.
+    pub async fn stream(&self, session: SessionId, pane: PaneId) -> Result<Stream, TmuxError> {
+        loop {
+            let client = self.streaming(session).await?;
+            let lease = client.stream(pane);
+            // An idle client may have let go just before the lease counted;
+            // the lease counts first, so checking after it cannot miss that.
+            if !client.is_closed() {
+                return Ok(Stream { client, lease });
             }
-            cell.clone()
-        };
-        cell.get_or_try_init(|| self.attach(session)).await.cloned()
+        }
     }
 
-    async fn attach(&self, session: SessionId) -> Result<Connection, TmuxError> {
-        let pipe = self.transport.open(session)?;
-        let observer: Arc<dyn Observer> = self.panes.clone();
-        Connection::start(pipe, session, &self.limits, observer).await
+    /// The streaming client of `session`, attaching it unless it is live.
+    /// Concurrent callers for one session share one attach; other sessions'
+    /// callers are never held up by it. With every streaming slot taken,
+    /// an idle client makes room, or this waits (within the attach timeout)
+    /// for one to become idle.
+    pub async fn streaming(&self, session: SessionId) -> Result<Connection, TmuxError> {
+        let deadline = tokio::time::Instant::now() + self.limits.attach_timeout;
+        loop {
+            let freed = self.idle.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            let (cell, evicted) = self.stream_slot(session);
+            if let Some(evicted) = evicted {
+                evicted.detach();
+            }
+            if let Some(cell) = cell {
+                let attach = || self.attach(session, Role::Streaming);
+                return cell.get_or_try_init(attach).await.cloned();
+            }
+            if tokio::time::timeout_at(deadline, freed).await.is_err() {
+                return Err(TmuxError::Command(format!(
+                    "all {} streaming clients of this tmux server are busy with other waits \
+                     (TMUX_MCP_STREAMING_CLIENTS); try again when one ends",
+                    self.limits.streaming_clients
+                )));
+            }
+        }
+    }
+
+    /// `session`'s stream cell, made room for if needed: `None` when every
+    /// slot is busy. The second value is an idle client to let go.
+    fn stream_slot(&self, session: SessionId) -> (Option<Cell>, Option<Connection>) {
+        let mut clients = self.clients();
+        clients.prune();
+        if let Some(cell) = clients.streams.get(&session) {
+            return (Some(cell.clone()), None);
+        }
+        let mut evicted = None;
+        if clients.streams.len() >= self.limits.streaming_clients {
+            let idle = clients
+                .streams
+                .iter()
+                .find(|(_, cell)| cell.get().is_some_and(Connection::is_idle))
+                .map(|(s, _)| *s);
+            let Some(idle) = idle else {
+                return (None, None);
+            };
+            evicted = clients.streams.remove(&idle).and_then(|c| c.get().cloned());
+        }
+        let cell = clients.streams.entry(session).or_default().clone();
+        (Some(cell), evicted)
+    }
+
+    async fn attach(&self, session: SessionId, role: Role) -> Result<Connection, TmuxError> {
+        let features = Features::of(self.version().await);
+        let pipe = self.transport.open(session, role.attach_flags(features))?;
+        let observer: Arc<dyn Observer> = match role {
+            Role::Streaming => self.panes.clone(),
+            Role::Commands => Arc::new(Notices(self.panes.clone())),
+        };
+        let setup = Setup {
+            role,
+            features,
+            idle_detach: self.limits.idle_detach,
+            idle: self.idle.clone(),
+        };
+        Connection::start(pipe, session, &self.limits, observer, setup).await
+    }
+
+    /// How many of our clients are attached to `session` now: what the
+    /// "attached" counts tmux reports include of ours.
+    pub fn own_clients(&self, session: SessionId) -> usize {
+        let clients = self.clients();
+        clients
+            .attached()
+            .filter(|c| !c.is_closed() && c.session() == session)
+            .count()
     }
 
     /// The server's first session, before a client attaches; notes which
-    /// server this is (see [`Hub::same_server`]).
+    /// server this is (see [`Hub::same_server`]) and its release.
     async fn first_session(&self) -> Option<SessionId> {
-        let list = Command::new("list-sessions").opt("-F", "#{session_id} #{pid} #{start_time}");
-        let lines = self.run_oneshot(&list).await.ok()?;
-        let sessions = lines
+        let format = "#{session_id} #{pid} #{start_time} #{version}";
+        let lines = self
+            .run_oneshot(&Command::new("list-sessions").opt("-F", format))
+            .await
+            .ok()?;
+        let first = lines
             .iter()
-            .filter_map(|l| l.splitn(2, |&b| b == b' ').next());
-        let first = sessions.filter_map(SessionId::parse).min();
-        if let Some(server) = lines
-            .first()
-            .and_then(|l| l.splitn(2, |&b| b == b' ').nth(1))
-        {
-            self.same_server(server);
+            .filter_map(|l| SessionId::parse(l.split(|&b| b == b' ').next()?))
+            .min();
+        if let Some(line) = lines.first() {
+            let mut fields = line.rsplitn(2, |&b| b == b' ');
+            let version = fields.next();
+            let identity = fields
+                .next()
+                .and_then(|l| l.splitn(2, |&b| b == b' ').nth(1));
+            if let Some(identity) = identity {
+                self.same_server(identity);
+            }
+            self.learn_version(version);
         }
         first
     }
-
     /// Records the server's identity; when it is not the server seen
     /// before (restarted on the same socket, its pane ids reused), every
     /// recording of the old one is dropped, so no cursor or wait mistakes
@@ -384,13 +524,7 @@ impl Hub {
     /// clients whose session is gone, so no later command is written to a
     /// client tmux is closing.
     async fn forget_ended_sessions(&self) {
-        let attached: Vec<SessionId> = self
-            .clients()
-            .by_session
-            .iter()
-            .filter(|(_, cell)| cell.initialized())
-            .map(|(session, _)| *session)
-            .collect();
+        let attached: Vec<SessionId> = self.clients().attached().map(Connection::session).collect();
         if attached.is_empty() {
             return;
         }
@@ -406,17 +540,25 @@ impl Hub {
         self.forget(ended.collect()).await;
     }
 
-    /// Detaches the clients of `sessions` and waits (bounded) for each
-    /// stream to end.
+    /// Detaches our clients attached to `sessions` and waits (bounded) for
+    /// each stream to end.
     async fn forget(&self, sessions: Vec<SessionId>) {
-        let cells: Vec<Cell> = {
+        let clients: Vec<Connection> = {
             let mut clients = self.clients();
-            sessions
+            let mut cells: Vec<Cell> = sessions
                 .iter()
-                .filter_map(|s| clients.by_session.remove(s))
-                .collect()
+                .filter_map(|s| clients.streams.remove(s))
+                .collect();
+            let commands_ended = clients
+                .commands
+                .as_ref()
+                .and_then(|c| c.get())
+                .is_some_and(|c| sessions.contains(&c.session()));
+            if commands_ended {
+                cells.extend(clients.commands.take());
+            }
+            cells.iter().filter_map(|c| c.get().cloned()).collect()
         };
-        let clients: Vec<Connection> = cells.iter().filter_map(|c| c.get().cloned()).collect();
         for client in &clients {
             client.detach();
         }
@@ -428,7 +570,7 @@ impl Hub {
 
     /// Detaches every control client; sessions are left as they are.
     pub async fn shutdown(&self) {
-        let sessions = self.clients().by_session.keys().copied().collect();
+        let sessions = self.clients().attached().map(Connection::session).collect();
         self.forget(sessions).await;
     }
 }
@@ -655,10 +797,11 @@ mod tests {
 
         let started = Instant::now();
         let others = async {
-            let listed = hub.run(&Command::new("list-panes").flag("-a")).await;
+            let listed = hub.streaming(SessionId(0)).await?;
+            let listed = listed.run(&Command::new("list-panes").flag("-a")).await?;
             let other = hub.streaming(SessionId(2)).await?;
             let shown = other.run(&Command::new("display-message")).await?;
-            Ok::<_, TmuxError>((listed?, shown.lines))
+            Ok::<_, TmuxError>((listed.lines, shown.lines))
         };
         let (listed, shown) = tokio::time::timeout(Duration::from_secs(5), others)
             .await

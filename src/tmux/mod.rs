@@ -9,9 +9,11 @@ pub mod error;
 pub mod format;
 pub mod hub;
 pub mod output;
+pub mod quiet;
 pub mod scripted;
 pub mod socket;
 pub mod ssh;
+pub mod version;
 
 pub use crate::ids::{PaneId, SessionId, WindowId};
 pub use command::Command;

@@ -7,10 +7,26 @@
 //! output is appended, a pause is a gap, and anything that may have closed
 //! a pane makes every waiter check its own.
 
+use std::sync::Arc;
+
 use super::connection::Observer;
 use super::control::Event;
 use crate::ids::{PaneId, SessionId};
 use crate::panes::registry::Panes;
+
+/// What the command client sees that matters to the recordings: only the
+/// structural events. It streams no pane (it is attached `no-output`, or,
+/// on a release that cannot, its output is left to the streaming clients),
+/// and its going away leaves every recording as it was.
+pub struct Notices(pub Arc<Panes>);
+
+impl Observer for Notices {
+    fn event(&self, session: SessionId, event: &Event) {
+        if !matches!(event, Event::Output { .. }) {
+            self.0.event(session, event);
+        }
+    }
+}
 
 impl Observer for Panes {
     fn event(&self, session: SessionId, event: &Event) {

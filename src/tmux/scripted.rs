@@ -44,7 +44,7 @@ impl Scripted {
 }
 
 impl Transport for Scripted {
-    fn open(&self, session: SessionId) -> Result<Pipe, TmuxError> {
+    fn open(&self, session: SessionId, _flags: &str) -> Result<Pipe, TmuxError> {
         let held = self.held.lock().expect("held lock").remove(&session);
         let (ours_out, theirs_in) = tokio::io::duplex(64 * 1024);
         let (theirs_out, ours_in) = tokio::io::duplex(64 * 1024);

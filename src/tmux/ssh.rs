@@ -285,9 +285,9 @@ impl SshTransport {
 }
 
 impl Transport for SshTransport {
-    fn open(&self, session: SessionId) -> Result<Pipe, TmuxError> {
+    fn open(&self, session: SessionId, flags: &str) -> Result<Pipe, TmuxError> {
         self.host.check_backoff()?;
-        let attach = child::attach_args(session);
+        let attach = child::attach_args(session, flags);
         let mut words = self.tmux();
         words.extend(attach.iter().map(OsString::as_os_str));
         let command = self.host.command(&words)?;

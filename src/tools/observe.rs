@@ -15,8 +15,9 @@ use super::error::pane_not_found;
 use super::target;
 use super::{ErrorKind, Target, ToolError, ToolResult};
 use crate::panes::Follower;
-use crate::tmux::connection::Connection;
 use crate::tmux::format::Schema;
+use crate::tmux::hub::Stream;
+use crate::tmux::quiet::Need;
 use crate::tmux::{Command, PaneId, SessionId};
 
 /// Longest line a matcher keeps; longer lines are cut into pieces.
@@ -25,7 +26,8 @@ pub const MAX_LINE: usize = 64 * 1024;
 /// A pane whose output is being recorded, and the client streaming it.
 pub struct Watch {
     pub id: PaneId,
-    pub client: Connection,
+    /// The client streaming the pane, and the lease that keeps it streamed.
+    stream: Stream,
     pub session: SessionId,
     /// The pane's foreground command when the watch began (its shell, when
     /// it sits at a prompt).
@@ -53,11 +55,13 @@ impl Watch {
     /// Starts (or joins) the recording of `id`'s output.
     pub async fn start(target: &Target, id: PaneId) -> ToolResult<Watch> {
         let (session, described) = describe(target, id).await?;
-        let client = target.hub.streaming(session).await?;
+        // Streamed (unpaused) before anything is captured: the capture's
+        // sync point then splits the output exactly.
+        let stream = target.hub.stream(session, id).await?;
         let follower = Follower::new(target.hub.panes().watch(id, session));
         Ok(Watch {
             id,
-            client,
+            stream,
             session,
             command: described.command,
             geometry: described.geometry,
@@ -66,6 +70,18 @@ impl Watch {
             follower,
             command_timeout: target.hub.limits().tmux_command_timeout,
         })
+    }
+
+    /// The wait only matches the screen after a gap: a flood may be paused
+    /// (see `tmux::quiet`) rather than streamed byte for byte.
+    pub fn tolerate_gaps(&mut self) {
+        self.stream.lease.need(Need::Screen);
+    }
+
+    /// Ends the watch but keeps the pane streamed for the cursor just
+    /// handed out, so the next read continues without a gap.
+    pub fn keep_streaming(self, linger: Duration) {
+        self.stream.lease.linger(linger);
     }
 
     /// Which recording of the pane this is: cursors from another one are
@@ -91,10 +107,12 @@ impl Watch {
             cmd = cmd.flag(flag);
         }
         let limit = self.command_timeout;
-        let synced =
-            tokio::time::timeout(limit, self.client.run_synced(&cmd.target(self.id), self.id))
-                .await
-                .map_err(|_| ToolError::from(crate::tmux::TmuxError::NotResponding(limit)))??;
+        let synced = tokio::time::timeout(
+            limit,
+            self.stream.client.run_synced(&cmd.target(self.id), self.id),
+        )
+        .await
+        .map_err(|_| ToolError::from(crate::tmux::TmuxError::NotResponding(limit)))??;
         let position = synced.position.unwrap_or_else(|| self.end());
         let mut lines: Vec<String> = synced
             .reply
@@ -167,7 +185,7 @@ impl Watch {
                     return Ok(false);
                 }
                 self.session = session;
-                self.client = target.hub.streaming(session).await?;
+                self.stream = target.hub.stream(session, self.id).await?;
                 self.follower
                     .follow(target.hub.panes().watch(self.id, session));
                 Ok(true)

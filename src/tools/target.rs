@@ -90,7 +90,25 @@ pub async fn sessions(target: &Target) -> ToolResult<Vec<SessionInfo>> {
         Err(crate::tmux::TmuxError::NoServer(_)) => return Ok(Vec::new()),
         Err(e) => return Err(e.into()),
     };
-    Ok(rows::SESSION.parse(&lines))
+    let mut sessions = rows::SESSION.parse(&lines);
+    for session in &mut sessions {
+        leave_out_our_clients(target, session);
+    }
+    Ok(sessions)
+}
+
+/// tmux counts our own control clients as attached; an agent asking
+/// whether a person watches a session must not count them.
+fn leave_out_our_clients(target: &Target, session: &mut SessionInfo) {
+    let Some(id) = SessionId::parse(session.session_id.as_bytes()) else {
+        return;
+    };
+    let ours = target.hub.own_clients(id);
+    if let Some(count) = session.session_attached.as_mut()
+        && let Ok(n) = count.parse::<usize>()
+    {
+        *count = n.saturating_sub(ours).to_string();
+    }
 }
 
 /// The session `sel` names, else the first one.

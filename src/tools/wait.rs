@@ -458,6 +458,9 @@ async fn wait_for_text(
     let patterns = Patterns::new(&args)?;
     let effective = requested.min(app.config.wait_max);
     let mut watch = watch_pane(&target, &args.pane).await?;
+    // After a gap the scan matches the screen's new rows, so a flood can be
+    // paused rather than streamed byte for byte.
+    watch.tolerate_gaps();
     watch.mark_seen();
     let (screen, cursor) = watch.capture(&["-J"]).await?;
     let mut scan = TextScan::new(patterns, screen, cursor, watch.alternate_at_start);
@@ -717,6 +720,9 @@ fn read_page(watch: &Watch, cursor: &Cursor, max_lines: usize, max_bytes: usize)
     (page, info.missed)
 }
 
+/// How long a cursor keeps its pane streamed when clients never detach.
+const CURSOR_LINGER: Duration = Duration::from_secs(30);
+
 async fn capture_since(
     _: Arc<App>,
     target: Target,
@@ -774,6 +780,10 @@ async fn capture_since(
                 (screen, args.cursor.is_some(), cut, bytes)
             }
         };
+    // The agent holds a cursor and will likely read on: keep the pane
+    // streamed a while, so the next read has no gap.
+    let linger = target.hub.limits().idle_detach;
+    watch.keep_streaming(linger.unwrap_or(CURSOR_LINGER));
     Ok(CaptureSinceResult {
         pane_id: id.to_string(),
         cursor: next.encode(),

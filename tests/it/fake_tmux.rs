@@ -252,11 +252,12 @@ async fn initialize_and_list_tools() {
 async fn lists_are_parsed_from_the_replies() {
     let mut server = Server::start("basic").await;
     let sessions = server.ok("list_sessions", json!({})).await;
+    // The fake counts one client on $0: ours, which is left out.
     assert_eq!(
         sessions,
         json!([
             {"session_id": "$0", "session_name": "main", "window_count": 2,
-             "session_attached": "1", "session_created": "1796000000", "active_pane_id": "%1"},
+             "session_attached": "0", "session_created": "1796000000", "active_pane_id": "%1"},
             {"session_id": "$3", "session_name": "we ird", "window_count": 1,
              "session_attached": "0", "session_created": "1796000100", "active_pane_id": "%4"}
         ])
@@ -287,7 +288,11 @@ async fn lists_are_parsed_from_the_replies() {
     assert_eq!(records[0]["kind"], "oneshot");
     assert_eq!(
         records[0]["argv"],
-        json!(["list-sessions", "-F", "#{session_id} #{pid} #{start_time}"])
+        json!([
+            "list-sessions",
+            "-F",
+            "#{session_id} #{pid} #{start_time} #{version}"
+        ])
     );
     assert_eq!(records[1]["kind"], "attach");
     assert_eq!(

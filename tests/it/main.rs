@@ -36,6 +36,7 @@ mod pane_clean_live;
 mod pane_io_live;
 mod pane_layout_live;
 mod prompts;
+mod quiet_live;
 mod quoting_live;
 mod resources_live;
 mod run_live;

@@ -1,0 +1,372 @@
+//! Which panes a streaming client streams: the ones something watches.
+//!
+//! tmux sends a control client the output of every pane of its session,
+//! and building `%output` slows the pane that prints (tmux before 3.7
+//! formats it one byte at a time: a busy pane runs about 2.4× slower). So
+//! a streaming client keeps every pane of its session paused
+//! (`refresh-client -A '%N:pause'`) except the panes a [`Lease`] wants:
+//! panes present at attach are paused then, later ones as soon as they
+//! appear (`%window-add`, `%layout-change`) or first print. A paused pane
+//! is still read by tmux, so its program never waits for us; what it
+//! prints while paused is simply not sent (never `off`: see
+//! [`Features::mute`]).
+//!
+//! A lease taken before a capture unpauses the pane first: the
+//! `continue` is written on the same client ahead of the capture, so the
+//! sync point stays exact. A lease that tolerates gaps (a wait that matches
+//! the screen) lets a flooding pane be paused too: when it prints faster
+//! than [`FLOOD_BYTES`] per [`FLOOD_WINDOW`], it is paused for a while
+//! (doubling from [`FLOOD_PAUSE_FIRST`] to [`FLOOD_PAUSE_MAX`]), then
+//! resumed; the pause and resume are gaps in the recording, after which
+//! the waiter matches the screen. Nothing is skipped silently.
+//!
+//! All of this runs on the client's reader task or on a lease's drop: the
+//! commands are written without waiting for their replies, under the lock
+//! that orders them, so the order tmux sees is the order of decisions.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::connection::{Activity, Busy, Commands};
+use super::control::Event;
+use super::{Command, PaneId, SessionId, WindowId};
+
+/// A watched pane printing at least this much within [`FLOOD_WINDOW`] is
+/// flooding.
+pub const FLOOD_BYTES: usize = 64 * 1024;
+pub const FLOOD_WINDOW: Duration = Duration::from_millis(100);
+/// How long a flooding pane is paused the first time in a row, and at most.
+pub const FLOOD_PAUSE_FIRST: Duration = Duration::from_millis(25);
+pub const FLOOD_PAUSE_MAX: Duration = Duration::from_millis(200);
+
+/// What a lease needs of its pane's output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// Every byte (a command's output, a cursor): never paused for a flood.
+    Exact,
+    /// The screen is enough after a gap (a wait matching text).
+    Screen,
+}
+
+/// The muting state of one streaming client.
+pub struct Quiet {
+    session: SessionId,
+    commands: Commands,
+    activity: Activity,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    wanted: HashMap<PaneId, Want>,
+    /// Panes we paused because nothing wants them.
+    muted: HashSet<PaneId>,
+    /// Flood pauses so far: tells a stale resume from the current one.
+    episodes: u64,
+}
+
+#[derive(Default)]
+struct Want {
+    exact: usize,
+    screen: usize,
+    /// Streamed until then after the last lease went (a live cursor).
+    linger: Option<Instant>,
+    /// A task is sleeping until `linger`.
+    linger_task: bool,
+    flood: Flood,
+}
+
+#[derive(Default)]
+struct Flood {
+    window_start: Option<Instant>,
+    bytes: usize,
+    /// Paused for a flood: which pause.
+    paused: Option<u64>,
+    next_pause: Option<Duration>,
+}
+
+impl Want {
+    fn is_empty(&self) -> bool {
+        self.exact == 0 && self.screen == 0 && self.linger.is_none()
+    }
+}
+
+impl Quiet {
+    pub(super) fn new(session: SessionId, commands: Commands, activity: Activity) -> Arc<Quiet> {
+        Arc::new(Quiet {
+            session,
+            commands,
+            activity,
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().expect("quiet lock")
+    }
+
+    /// Streams `pane` until the lease drops.
+    pub(super) fn lease(self: &Arc<Self>, pane: PaneId, busy: Busy) -> Lease {
+        let mut state = self.state();
+        let want = state.wanted.entry(pane).or_default();
+        want.exact += 1;
+        let resume = want.flood.paused.take().is_some();
+        if state.muted.remove(&pane) || resume {
+            self.set(pane, "continue");
+        }
+        Lease {
+            quiet: Some(self.clone()),
+            pane,
+            need: Need::Exact,
+            _busy: busy,
+        }
+    }
+
+    /// Pauses every pane of the session nothing wants (after the attach).
+    pub(super) async fn mute_session(&self) {
+        let list = Command::new("list-panes")
+            .flag("-s")
+            .target(self.session)
+            .opt("-F", "#{pane_id}");
+        self.mute_listed(list).await;
+    }
+
+    async fn mute_listed(&self, list: Command) {
+        let Ok(reply) = self.commands.ask(&list).await else {
+            return;
+        };
+        let panes: Vec<PaneId> = reply
+            .lines
+            .iter()
+            .filter_map(|l| PaneId::parse(l))
+            .collect();
+        let mut state = self.state();
+        let fresh: Vec<PaneId> = panes
+            .into_iter()
+            .filter(|p| !state.wanted.contains_key(p) && !state.muted.contains(p))
+            .collect();
+        if fresh.is_empty() {
+            return;
+        }
+        let mut pause = Command::new("refresh-client");
+        for pane in &fresh {
+            pause = pause.opt("-A", format!("{pane}:pause"));
+            state.muted.insert(*pane);
+        }
+        self.commands.fire(&pause);
+    }
+
+    /// Sees each event of the client before the recordings do.
+    pub(super) fn event(self: &Arc<Self>, event: &Event) {
+        match event {
+            Event::Output { pane, data } => self.output(*pane, data.len()),
+            Event::WindowAdd(window) | Event::LayoutChange { window, .. } => {
+                let window: WindowId = *window;
+                let quiet = self.clone();
+                tokio::spawn(async move {
+                    let list = Command::new("list-panes")
+                        .target(window)
+                        .opt("-F", "#{pane_id}");
+                    quiet.mute_listed(list).await;
+                });
+            }
+            _ => {}
+        }
+    }
+
+    fn output(self: &Arc<Self>, pane: PaneId, bytes: usize) {
+        let mut guard = self.state();
+        let state = &mut *guard;
+        let Some(want) = state.wanted.get_mut(&pane) else {
+            // A pane nothing wants that is not paused yet (new since the
+            // last listing): pause it now.
+            if state.muted.insert(pane) {
+                self.set(pane, "pause");
+            }
+            return;
+        };
+        // Only a pane wanted by nothing but screen-matching waits may be
+        // paused for a flood (a lingering cursor needs every byte).
+        if want.exact > 0 || want.linger.is_some() || want.flood.paused.is_some() {
+            return;
+        }
+        let now = Instant::now();
+        let flood = &mut want.flood;
+        match flood.window_start {
+            Some(start) if now.duration_since(start) < FLOOD_WINDOW => flood.bytes += bytes,
+            window => {
+                if window.is_some() && flood.bytes < FLOOD_BYTES {
+                    // A calm window: the next flood starts with a short pause.
+                    flood.next_pause = None;
+                }
+                flood.window_start = Some(now);
+                flood.bytes = bytes;
+            }
+        }
+        if flood.bytes < FLOOD_BYTES {
+            return;
+        }
+        let pause = flood.next_pause.unwrap_or(FLOOD_PAUSE_FIRST);
+        flood.next_pause = Some((pause * 2).min(FLOOD_PAUSE_MAX));
+        state.episodes += 1;
+        let episode = state.episodes;
+        flood.paused = Some(episode);
+        self.set(pane, "pause");
+        let quiet = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(pause).await;
+            quiet.flood_over(pane, episode);
+        });
+    }
+
+    /// A flood pause has lasted its time: stream the pane again.
+    fn flood_over(&self, pane: PaneId, episode: u64) {
+        let mut state = self.state();
+        let Some(want) = state.wanted.get_mut(&pane) else {
+            return;
+        };
+        if want.flood.paused == Some(episode) {
+            want.flood.paused = None;
+            want.flood.window_start = None;
+            want.flood.bytes = 0;
+            self.set(pane, "continue");
+        }
+    }
+
+    fn change_need(&self, pane: PaneId, from: Need, to: Need) {
+        let mut state = self.state();
+        if let Some(want) = state.wanted.get_mut(&pane) {
+            *need_count(want, from) -= 1;
+            *need_count(want, to) += 1;
+            if want.exact > 0 && want.flood.paused.take().is_some() {
+                self.set(pane, "continue");
+            }
+        }
+    }
+
+    fn release(self: &Arc<Self>, pane: PaneId, need: Need, linger: Option<Duration>) {
+        let mut state = self.state();
+        let Some(want) = state.wanted.get_mut(&pane) else {
+            return;
+        };
+        *need_count(want, need) -= 1;
+        if let Some(linger) = linger {
+            let until = Instant::now() + linger;
+            want.linger = Some(want.linger.map_or(until, |t| t.max(until)));
+            if !want.linger_task {
+                want.linger_task = true;
+                let busy = self.activity.enter();
+                tokio::spawn(self.clone().linger(pane, busy));
+            }
+        }
+        self.mute_if_unwanted(&mut state, pane);
+    }
+
+    /// Keeps `pane` streamed until its linger deadline, however often it
+    /// is extended; the client counts as busy meanwhile.
+    async fn linger(self: Arc<Self>, pane: PaneId, _busy: Busy) {
+        loop {
+            let until = {
+                let mut state = self.state();
+                let Some(want) = state.wanted.get_mut(&pane) else {
+                    return;
+                };
+                match want.linger {
+                    Some(until) if until > Instant::now() => until,
+                    _ => {
+                        want.linger = None;
+                        want.linger_task = false;
+                        self.mute_if_unwanted(&mut state, pane);
+                        return;
+                    }
+                }
+            };
+            tokio::time::sleep_until(until.into()).await;
+        }
+    }
+
+    fn mute_if_unwanted(&self, state: &mut State, pane: PaneId) {
+        if state.wanted.get(&pane).is_some_and(Want::is_empty) {
+            let want = state.wanted.remove(&pane).unwrap_or_default();
+            state.muted.insert(pane);
+            if want.flood.paused.is_none() {
+                self.set(pane, "pause");
+            }
+        }
+    }
+
+    /// Writes `refresh-client -A '%N:state'`; the caller holds the lock, so
+    /// commands reach tmux in the order they were decided.
+    fn set(&self, pane: PaneId, to: &str) {
+        let command = Command::new("refresh-client").opt("-A", format!("{pane}:{to}"));
+        self.commands.fire(&command);
+    }
+
+    /// Panes streamed now (tests and diagnostics).
+    pub fn streamed(&self) -> Vec<PaneId> {
+        let state = self.state();
+        let mut panes: Vec<PaneId> = state
+            .wanted
+            .iter()
+            .filter(|(_, w)| w.flood.paused.is_none())
+            .map(|(p, _)| *p)
+            .collect();
+        panes.sort();
+        panes
+    }
+}
+
+fn need_count(want: &mut Want, need: Need) -> &mut usize {
+    match need {
+        Need::Exact => &mut want.exact,
+        Need::Screen => &mut want.screen,
+    }
+}
+
+/// A pane streamed on one client for as long as this lives.
+pub struct Lease {
+    /// `None` on a client that streams everything (a release that cannot
+    /// mute).
+    quiet: Option<Arc<Quiet>>,
+    pane: PaneId,
+    need: Need,
+    _busy: Busy,
+}
+
+impl Lease {
+    pub(super) fn unmuted(pane: PaneId, busy: Busy) -> Lease {
+        Lease {
+            quiet: None,
+            pane,
+            need: Need::Exact,
+            _busy: busy,
+        }
+    }
+
+    /// Says what the holder needs; [`Need::Screen`] lets a flood be paused.
+    pub fn need(&mut self, need: Need) {
+        if let Some(quiet) = &self.quiet
+            && need != self.need
+        {
+            quiet.change_need(self.pane, self.need, need);
+        }
+        self.need = need;
+    }
+
+    /// Ends the lease but keeps the pane streamed for `linger` more (a
+    /// cursor handed to an agent that will likely read on).
+    pub fn linger(mut self, linger: Duration) {
+        if let Some(quiet) = self.quiet.take() {
+            quiet.release(self.pane, self.need, Some(linger));
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let Some(quiet) = self.quiet.take() {
+            quiet.release(self.pane, self.need, None);
+        }
+    }
+}

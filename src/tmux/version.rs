@@ -1,0 +1,131 @@
+//! The tmux release a server reports, and the one place where behaviour
+//! that differs by release is decided ([`Features`]).
+//!
+//! A server's version comes from `#{version}` (asked with the first
+//! command a hub runs), not from our `tmux` binary: a user may have
+//! upgraded tmux while an old server runs on. Releases before 3.2 have no
+//! `#{version}`; they read as [`Version::UNKNOWN`] and get the oldest
+//! behaviour.
+
+use std::fmt;
+
+/// A tmux release as `major.minor` plus its letter (`3.5a` is 3, 5, 1;
+/// `next-3.6` reads as 3.6). Ordered by release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version {
+    pub major: u16,
+    pub minor: u16,
+    /// `a` is 1, `b` 2; 0 for none.
+    pub patch: u8,
+}
+
+impl Version {
+    /// What a server that does not say reads as: older than every release
+    /// we gate on.
+    pub const UNKNOWN: Version = Version::new(0, 0);
+
+    pub const fn new(major: u16, minor: u16) -> Version {
+        Version {
+            major,
+            minor,
+            patch: 0,
+        }
+    }
+
+    /// Parses what `#{version}` or `tmux -V` prints: `3.5a`, `tmux 3.3a`,
+    /// `next-3.6`, `3.4-rc`, `openbsd-7.5` (no tmux number: `None`).
+    pub fn parse(text: &[u8]) -> Option<Version> {
+        let text = std::str::from_utf8(text).ok()?.trim();
+        let text = text.strip_prefix("tmux ").unwrap_or(text);
+        let text = text.strip_prefix("next-").unwrap_or(text);
+        let (major, rest) = text.split_once('.')?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let (minor, suffix) = rest.split_at(digits);
+        let patch = match suffix.as_bytes().first() {
+            Some(&c @ b'a'..=b'z') => c - b'a' + 1,
+            _ => 0,
+        };
+        Some(Version {
+            major: major.parse().ok()?,
+            minor: minor.parse().ok()?,
+            patch,
+        })
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == Version::UNKNOWN {
+            return f.write_str("unknown (before 3.2)");
+        }
+        write!(f, "{}.{}", self.major, self.minor)?;
+        if self.patch > 0 {
+            write!(f, "{}", char::from(b'a' + self.patch - 1))?;
+        }
+        Ok(())
+    }
+}
+
+/// What a server of a given release can do, decided once per server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Features {
+    /// `refresh-client -A '%N:pause'` / `'%N:continue'` and `attach -f
+    /// no-output` (3.2 on): unwatched panes can be muted, and commands can
+    /// run on a client that is sent no output at all.
+    ///
+    /// `'%N:off'` is never used, on any release: before 3.7 it can crash
+    /// the server when the pane has output queued, and from 3.4 on, when
+    /// every attached client is a control client with the pane off, tmux
+    /// stops reading the pane and its program blocks on write (measured on
+    /// 3.5a and 3.7b: `seq 1 2000000` never finished). A paused pane is
+    /// still read, so its program never waits for us.
+    pub mute: bool,
+    /// tmux builds `%output` one byte at a time (before 3.7): streaming a
+    /// flood costs its pane about 2.4× its time instead of about 1.35×, so
+    /// a watched flood is paused sooner.
+    pub slow_output: bool,
+}
+
+impl Features {
+    pub fn of(version: Version) -> Features {
+        Features {
+            mute: version >= Version::new(3, 2),
+            slow_output: version < Version::new(3, 7),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn releases_parse_and_order() {
+        let v = |s: &str| Version::parse(s.as_bytes()).unwrap();
+        assert_eq!(
+            v("3.5a"),
+            Version {
+                major: 3,
+                minor: 5,
+                patch: 1
+            }
+        );
+        assert_eq!(v("tmux 3.3a\n"), v("3.3a"));
+        assert_eq!(v("next-3.6"), Version::new(3, 6));
+        assert_eq!(v("3.4-rc"), Version::new(3, 4));
+        assert!(v("3.3a") < v("3.3b") && v("3.3b") < v("3.4"));
+        assert!(v("3.10") > v("3.9"));
+        for bad in ["", "openbsd-7.5", "3", "x.y", "\u{ff}"] {
+            assert_eq!(Version::parse(bad.as_bytes()), None, "{bad}");
+        }
+        assert_eq!(v("3.7b").to_string(), "3.7b");
+    }
+
+    #[test]
+    fn features_follow_the_release_on_both_sides_of_each_gate() {
+        let f = |s: &str| Features::of(Version::parse(s.as_bytes()).unwrap());
+        assert!(!Features::of(Version::UNKNOWN).mute);
+        assert!(!f("3.1c").mute && f("3.2").mute && f("3.3a").mute);
+        assert!(f("3.6b").slow_output && !f("3.7").slow_output && !f("3.7b").slow_output);
+    }
+}

@@ -1,0 +1,314 @@
+//! On-demand streaming on a real tmux (`tmux::quiet`): a streaming client
+//! sends only the output of panes a lease wants; every other pane of its
+//! session is paused, new panes too; a command client is sent no output;
+//! idle clients detach; the counts an agent reads leave our clients out.
+//!
+//! "No output arrived" is proved, not slept on: once a capture on the same
+//! client shows a pane's text, tmux has already sent (or skipped) the
+//! `%output` for it, because a client's stream is in order.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use tmux_mcp::config::Limits;
+use tmux_mcp::tmux::child::LocalTmux;
+use tmux_mcp::tmux::connection::{Connection, Observer, Role, Setup, Transport};
+use tmux_mcp::tmux::control::Event;
+use tmux_mcp::tmux::version::{Features, Version};
+use tmux_mcp::tmux::{Command, PaneId, SessionId};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{BOUND, PrivateTmux, finish, ok, shared, start_armed};
+
+/// What a client was sent, per pane.
+#[derive(Default)]
+struct Seen {
+    bytes: Mutex<HashMap<PaneId, usize>>,
+    /// `%pause` notices per pane.
+    paused: Mutex<HashMap<PaneId, usize>>,
+    changed: Notify,
+}
+
+impl Observer for Seen {
+    fn event(&self, _: SessionId, event: &Event) {
+        match event {
+            Event::Output { pane, data } => {
+                *self.bytes.lock().unwrap().entry(*pane).or_default() += data.len();
+            }
+            Event::Pause(pane) => {
+                *self.paused.lock().unwrap().entry(*pane).or_default() += 1;
+            }
+            _ => {}
+        }
+        self.changed.notify_waiters();
+    }
+}
+
+impl Seen {
+    fn bytes(&self, pane: PaneId) -> usize {
+        self.bytes.lock().unwrap().get(&pane).copied().unwrap_or(0)
+    }
+
+    fn pauses(&self, pane: PaneId) -> usize {
+        self.paused.lock().unwrap().get(&pane).copied().unwrap_or(0)
+    }
+
+    /// Waits for a `%pause` of `pane` beyond the first `seen` ones.
+    async fn until_paused(&self, pane: PaneId, seen: usize) {
+        let paused = async {
+            loop {
+                let changed = self.changed.notified();
+                if self.pauses(pane) > seen {
+                    return;
+                }
+                changed.await;
+            }
+        };
+        tokio::time::timeout(BOUND, paused)
+            .await
+            .unwrap_or_else(|_| panic!("{pane} was never paused"));
+    }
+}
+
+fn pane(tmux: &PrivateTmux, target: &str) -> PaneId {
+    let id = tmux.cmd(&["display-message", "-p", "-t", target, "#{pane_id}"]);
+    PaneId::parse(id.trim().as_bytes()).expect("a pane id")
+}
+
+/// Splits session `main`'s window, leaving the active pane as it was.
+fn split(tmux: &PrivateTmux) -> PaneId {
+    let id = tmux.cmd(&["split-window", "-d", "-t", "main", "-P", "-F", "#{pane_id}"]);
+    PaneId::parse(id.trim().as_bytes()).expect("a pane id")
+}
+
+fn version(tmux: &PrivateTmux) -> Version {
+    Version::parse(
+        tmux.cmd(&["display-message", "-p", "#{version}"])
+            .as_bytes(),
+    )
+    .unwrap_or(Version::UNKNOWN)
+}
+
+/// A control client on session `main` of `tmux`, in `role`, with `features`.
+async fn client(tmux: &PrivateTmux, role: Role, features: Features) -> (Connection, Arc<Seen>) {
+    let transport = LocalTmux {
+        tmux_bin: "tmux".into(),
+        socket: tmux.socket_path(),
+    };
+    let session = SessionId::parse(
+        tmux.cmd(&["display-message", "-p", "-t", "main", "#{session_id}"])
+            .trim()
+            .as_bytes(),
+    )
+    .unwrap();
+    let pipe = transport
+        .open(session, role.attach_flags(features))
+        .unwrap();
+    let seen = Arc::new(Seen::default());
+    let setup = Setup {
+        role,
+        features,
+        idle_detach: None,
+        idle: Arc::new(Notify::new()),
+    };
+    let observer: Arc<dyn Observer> = seen.clone();
+    let client = Connection::start(pipe, session, &Limits::default(), observer, setup)
+        .await
+        .expect("attached");
+    (client, seen)
+}
+
+/// Types `text` into `target` and waits until the pane's screen, captured
+/// on `client`, shows `marker`: by then tmux has sent `client` every
+/// `%output` it will ever send for it.
+async fn print_and_settle(
+    tmux: &PrivateTmux,
+    client: &Connection,
+    target: PaneId,
+    text: &str,
+    marker: &str,
+) {
+    tmux.cmd(&["send-keys", "-t", &target.to_string(), text, "Enter"]);
+    settle(client, target, marker).await;
+}
+
+/// Waits until `target`'s screen, captured on `client`, has a line that is
+/// `marker` (or starts with it, for a prompt).
+async fn settle(client: &Connection, target: PaneId, marker: &str) {
+    let last = Mutex::new(Vec::new());
+    let settled = async {
+        loop {
+            let capture = Command::new("capture-pane").flag("-p").target(target);
+            let reply = client.run(&capture).await.expect("capture");
+            // A prompt may be drawn after typed-ahead output, on its line.
+            let hit = |l: &Vec<u8>| {
+                let l = l.strip_prefix(b"$ ").unwrap_or(l);
+                l == marker.as_bytes() || (marker == "$" && l.starts_with(b"$"))
+            };
+            if reply.lines.iter().any(hit) {
+                return;
+            }
+            *last.lock().unwrap() = reply.lines;
+            // Not printed yet: the next check follows tmux's own reply, not
+            // a clock.
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(BOUND, settled)
+        .await
+        .unwrap_or_else(|_| {
+            let screen: Vec<String> = last
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|l| String::from_utf8_lossy(l).into_owned())
+                .collect();
+            panic!("{marker} never showed in {target}: {screen:?}")
+        });
+}
+
+#[tokio::test]
+async fn only_leased_panes_are_streamed_and_new_panes_are_paused() {
+    let tmux = PrivateTmux::start();
+    let features = Features::of(version(&tmux));
+    if !features.mute {
+        eprintln!("SKIPPED: tmux {} cannot mute panes", version(&tmux));
+        return;
+    }
+    let watched = pane(&tmux, "main");
+    let other = split(&tmux);
+    let (client, seen) = client(&tmux, Role::Streaming, features).await;
+    let lease = client.stream(watched);
+    seen.until_paused(other, 0).await;
+
+    print_and_settle(&tmux, &client, other, "echo un''watched", "unwatched").await;
+    print_and_settle(&tmux, &client, watched, "echo wat''ched", "watched").await;
+    assert_eq!(seen.bytes(other), 0, "an unwatched pane's output was sent");
+    assert!(
+        seen.bytes(watched) > 0,
+        "the leased pane's output was not sent"
+    );
+
+    // A pane created later is paused as soon as it appears.
+    let late = split(&tmux);
+    seen.until_paused(late, 0).await;
+    let before = seen.bytes(late);
+    print_and_settle(&tmux, &client, late, "echo la''te", "late").await;
+    assert_eq!(
+        seen.bytes(late),
+        before,
+        "a new pane streamed after its pause"
+    );
+
+    // Once the lease goes, the pane is paused too.
+    let pauses = seen.pauses(watched);
+    drop(lease);
+    seen.until_paused(watched, pauses).await;
+    let before = seen.bytes(watched);
+    print_and_settle(&tmux, &client, watched, "echo ag''ain", "again").await;
+    assert_eq!(seen.bytes(watched), before);
+    client.detach();
+}
+
+#[tokio::test]
+async fn without_muting_every_pane_is_streamed() {
+    // The other side of the gate: a release that cannot mute streams all.
+    let tmux = PrivateTmux::start();
+    let features = Features {
+        mute: false,
+        ..Features::of(version(&tmux))
+    };
+    let other = split(&tmux);
+    let (client, seen) = client(&tmux, Role::Streaming, features).await;
+    print_and_settle(&tmux, &client, other, "echo un''watched", "unwatched").await;
+    assert!(seen.bytes(other) > 0);
+    client.detach();
+}
+
+#[tokio::test]
+async fn the_command_client_is_sent_no_output() {
+    let tmux = PrivateTmux::start();
+    let features = Features::of(version(&tmux));
+    if !features.mute {
+        eprintln!("SKIPPED: tmux {} has no no-output clients", version(&tmux));
+        return;
+    }
+    let first = pane(&tmux, "main");
+    let (client, seen) = client(&tmux, Role::Commands, features).await;
+    print_and_settle(&tmux, &client, first, "seq 1 2000 | tail -n 1", "2000").await;
+    assert_eq!(seen.bytes(first), 0);
+    client.detach();
+}
+
+#[tokio::test]
+async fn pausing_a_pane_that_floods_does_not_crash_tmux() {
+    // tmux before 3.7 crashed when a pane with output queued was turned
+    // `off`; `pause` discards the queue. Flip one flooding pane many times.
+    let tmux = PrivateTmux::start();
+    let features = Features::of(version(&tmux));
+    if !features.mute {
+        eprintln!("SKIPPED: tmux {} cannot mute panes", version(&tmux));
+        return;
+    }
+    let flood = pane(&tmux, "main");
+    let (client, _seen) = client(&tmux, Role::Streaming, features).await;
+    tmux.cmd(&[
+        "send-keys",
+        "-t",
+        &flood.to_string(),
+        "yes flood-flood-flood",
+        "Enter",
+    ]);
+    for _ in 0..50 {
+        let lease = client.stream(flood);
+        let probe = Command::new("display-message").flag("-p").arg("#{pid}");
+        client.run(&probe).await.expect("tmux still answers");
+        drop(lease);
+        client.run(&probe).await.expect("tmux still answers");
+    }
+    tmux.cmd(&["send-keys", "-t", &flood.to_string(), "C-c", ""]);
+    assert!(
+        tmux.try_cmd(&["has-session", "-t", "main"])
+            .status
+            .success()
+    );
+    client.detach();
+}
+
+/// Our clients of `tmux`, as `tmux list-clients` shows them.
+fn clients(tmux: &PrivateTmux) -> usize {
+    tmux.cmd(&["list-clients", "-F", "#{client_name}"])
+        .lines()
+        .count()
+}
+
+#[tokio::test]
+async fn idle_clients_detach_and_attached_counts_leave_ours_out() {
+    let tmux = PrivateTmux::start();
+    // Every client leaving rings a channel: waited on, never slept on.
+    tmux.cmd(&["set-hook", "-g", "client-detached", "wait-for -S left"]);
+    let svc = shared(tmux.service_with(&[("TMUX_MCP_IDLE_DETACH_SECONDS", "0.5")]));
+    let first = tmux.first_pane();
+    // A wait attaches both our clients to `main`...
+    let wait = start_armed(
+        &svc,
+        "wait_for_text",
+        json!({"pane_id": first, "patterns": ["ready-now"], "timeout": 10}),
+        CancellationToken::new(),
+    )
+    .await;
+    assert!(clients(&tmux) >= 1);
+    let sessions = ok(&svc, "list_sessions", json!({})).await;
+    assert_eq!(sessions[0]["session_attached"], "0", "{sessions}");
+    tmux.cmd(&["send-keys", "-t", &first, "echo ready-''now", "Enter"]);
+    assert_eq!(finish(wait).await["found"], true);
+    // ...and once nothing is watched, both leave on their own.
+    while clients(&tmux) > 0 {
+        tmux.wait_for("left", BOUND).await;
+    }
+    // The next call attaches again.
+    let sessions = ok(&svc, "list_sessions", json!({})).await;
+    assert_eq!(sessions[0]["session_attached"], "0");
+}
