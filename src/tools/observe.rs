@@ -9,6 +9,7 @@
 //! pane's change signal, is its [`Follower`]: nothing polls.
 
 use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::error::pane_not_found;
@@ -16,7 +17,8 @@ use super::target;
 use super::{ErrorKind, Target, ToolError, ToolResult};
 use crate::panes::Follower;
 use crate::tmux::format::Schema;
-use crate::tmux::hub::Stream;
+use crate::tmux::TmuxError;
+use crate::tmux::hub::{Hub, Stream};
 use crate::tmux::quiet::Need;
 use crate::tmux::{Command, PaneId, SessionId};
 
@@ -40,6 +42,7 @@ pub struct Watch {
     /// respawn keeps the pane id and changes it.
     pub pid: u32,
     follower: Follower,
+    hub: Arc<Hub>,
     command_timeout: Duration,
 }
 
@@ -68,6 +71,7 @@ impl Watch {
             alternate_at_start: described.alternate,
             pid: described.pid,
             follower,
+            hub: target.hub.clone(),
             command_timeout: target.hub.limits().tmux_command_timeout,
         })
     }
@@ -101,18 +105,31 @@ impl Watch {
     /// Runs `capture-pane` of this pane on the streaming client and returns
     /// the captured lines with the exact sync point: the ring offset at the
     /// reply's `%begin`.
-    pub async fn capture(&self, flags: &[&'static str]) -> ToolResult<(Vec<String>, u64)> {
+    ///
+    /// When the streaming client went away (a user's `detach-client`, an
+    /// idle detach racing this call), the pane is streamed on a fresh one
+    /// and captured again: a capture changes nothing, so it may be repeated.
+    pub async fn capture(&mut self, flags: &[&'static str]) -> ToolResult<(Vec<String>, u64)> {
         let mut cmd = Command::new("capture-pane").flag("-p");
         for flag in flags {
             cmd = cmd.flag(flag);
         }
+        let cmd = cmd.target(self.id);
         let limit = self.command_timeout;
-        let synced = tokio::time::timeout(
-            limit,
-            self.stream.client.run_synced(&cmd.target(self.id), self.id),
-        )
-        .await
-        .map_err(|_| ToolError::from(crate::tmux::TmuxError::NotResponding(limit)))??;
+        let mut attempts = 1;
+        let synced = loop {
+            let run = self.stream.client.run_synced(&cmd, self.id);
+            match tokio::time::timeout(limit, run).await {
+                Err(_) => return Err(TmuxError::NotResponding(limit).into()),
+                Ok(Err(TmuxError::Disconnected | TmuxError::NotSent)) if attempts < 3 => {
+                    attempts += 1;
+                    self.stream = self.hub.stream(self.session, self.id).await?;
+                    self.follower
+                        .follow(self.hub.panes().watch(self.id, self.session));
+                }
+                Ok(reply) => break reply?,
+            }
+        };
         let position = synced.position.unwrap_or_else(|| self.end());
         let mut lines: Vec<String> = synced
             .reply

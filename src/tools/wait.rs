@@ -749,7 +749,7 @@ async fn capture_since(
         }
         _ => target::resolve_pane(&target, &args.pane).await?,
     };
-    let watch = Watch::start(&target, id).await?;
+    let mut watch = Watch::start(&target, id).await?;
     let mut next = Cursor {
         pane: id,
         epoch: watch.epoch(),
