@@ -452,7 +452,7 @@ impl Waiter {
         self.probe(Instant::now()).await;
     }
 
-    async fn result(&self, state: Option<PaneState>, pace: &Pace) -> WaitForStateResult {
+    async fn result(&mut self, state: Option<PaneState>, pace: &Pace) -> WaitForStateResult {
         let Waiter {
             tracker,
             stream,
