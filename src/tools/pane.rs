@@ -107,8 +107,7 @@ async fn list_panes(
 ) -> ToolResult<Vec<PaneInfo>> {
     let session = &args.window.session;
     let mut panes = if args.window.window_id.is_some() || args.window.window_index.is_some() {
-        let window = target::window(&target, &args.window.sel()?).await?;
-        let id = target::window_id(&window.window_id)?;
+        let id = args.window.id(&target).await?;
         target::panes_in(&target, PaneScope::Window(id)).await?
     } else if session.is_given() {
         let scope = match (&session.session_id, &session.session_name) {
@@ -210,11 +209,7 @@ async fn split_window(
     let size = args.size.map(size_arg).transpose()?;
     let split_target = match &args.pane_id {
         Some(id) => target::pane_id(id)?.to_string(),
-        None => {
-            target::window(&target, &args.window.sel()?)
-                .await?
-                .window_id
-        }
+        None => args.window.resolve(&target).await?.window_id,
     };
     let mut cmd = Command::new("split-window")
         .flag("-d")

@@ -259,8 +259,7 @@ async fn find_pane_by_position(
     args: FindPaneArgs,
     _: CallContext,
 ) -> ToolResult<PaneInfo> {
-    let window = target::window(&target, &args.window.sel()?).await?;
-    let id = target::window_id(&window.window_id)?;
+    let id = args.window.id(&target).await?;
     let mut info = pane_at(window_panes(&target, id).await?, args.corner).ok_or_else(|| {
         ToolError::new(
             ErrorKind::Refused,
@@ -335,8 +334,7 @@ async fn select_pane(
         }
         (None, Some(direction)) => direction,
     };
-    let window = target::window(&target, &args.window.sel()?).await?;
-    let id = target::window_id(&window.window_id)?;
+    let id = args.window.id(&target).await?;
     let flag = match direction {
         PaneDirection::Up => "-U",
         PaneDirection::Down => "-D",

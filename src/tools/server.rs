@@ -364,8 +364,7 @@ async fn kill_session(
             "Refusing to kill without an explicit target. Provide session_name or session_id.",
         ));
     }
-    let session = target::session(&target, &args.session).await?;
-    let id = target::session_id(&session.session_id)?;
+    let id = target::session_id_of(&target, &args.session).await?;
     app.refuse_self_harm(&target, Doomed::Session(id)).await?;
     // A one-shot process: if our control client sits in this session it is
     // detached by the kill, and its reply could be lost with it.
@@ -398,8 +397,7 @@ async fn rename_session(
     _: CallContext,
 ) -> ToolResult<SessionInfo> {
     spawn::session_name(&args.new_name)?;
-    let session = target::session(&target, &args.session).await?;
-    let id = target::session_id(&session.session_id)?;
+    let id = target::session_id_of(&target, &args.session).await?;
     target
         .run(
             Command::new("rename-session")
@@ -410,7 +408,7 @@ async fn rename_session(
         .await?;
     let by_id = SessionSel {
         session_name: None,
-        session_id: Some(session.session_id),
+        session_id: Some(id.to_string()),
     };
     target::session(&target, &by_id).await
 }

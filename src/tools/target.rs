@@ -124,6 +124,11 @@ pub async fn session(target: &Target, sel: &SessionSel) -> ToolResult<SessionInf
         .ok_or_else(|| sel.miss())
 }
 
+/// The id of the session `sel` names, else of the first one.
+pub async fn session_id_of(target: &Target, sel: &SessionSel) -> ToolResult<SessionId> {
+    session_id(&session(target, sel).await?.session_id)
+}
+
 /// Every window of the server (`list-windows -a`), in tmux's order.
 pub async fn windows(target: &Target) -> ToolResult<Vec<WindowInfo>> {
     let format = rows::WINDOW.template();

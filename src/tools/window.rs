@@ -18,7 +18,7 @@ use super::{
 };
 use crate::config::Config;
 use crate::mcp::CallContext;
-use crate::tmux::Command;
+use crate::tmux::{Command, WindowId};
 
 pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(ToolDef::new(
@@ -136,7 +136,7 @@ pub struct WindowTarget {
 impl WindowTarget {
     /// The lookup these arguments ask for (a `window_id` that is not
     /// `@N` names no window).
-    pub fn sel(&self) -> ToolResult<WindowSel<'_>> {
+    fn sel(&self) -> ToolResult<WindowSel<'_>> {
         Ok(WindowSel {
             window_id: self
                 .window_id
@@ -146,6 +146,16 @@ impl WindowTarget {
             window_index: self.window_index.as_deref(),
             session: &self.session,
         })
+    }
+
+    /// The window these arguments name (see [`target::window`]).
+    pub async fn resolve(&self, target: &Target) -> ToolResult<WindowInfo> {
+        target::window(target, &self.sel()?).await
+    }
+
+    /// The id of the window these arguments name.
+    pub async fn id(&self, target: &Target) -> ToolResult<WindowId> {
+        target::window_id(&self.resolve(target).await?.window_id)
     }
 }
 
@@ -163,7 +173,7 @@ async fn get_window_info(
     args: WindowArgs,
     _: CallContext,
 ) -> ToolResult<WindowInfo> {
-    target::window(&target, &args.window.sel()?).await
+    args.window.resolve(&target).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -276,8 +286,7 @@ async fn rename_window(
     args: RenameWindowArgs,
     _: CallContext,
 ) -> ToolResult<WindowInfo> {
-    let window = target::window(&target, &args.window.sel()?).await?;
-    let id = target::window_id(&window.window_id)?;
+    let id = args.window.id(&target).await?;
     target
         .run(
             Command::new("rename-window")
@@ -347,8 +356,7 @@ async fn select_window(
             .await?;
         return target::window_by_id(&target, target::window_id(&window.window_id)?).await;
     };
-    let session = target::session(&target, &args.session).await?;
-    let sid = target::session_id(&session.session_id)?;
+    let sid = target::session_id_of(&target, &args.session).await?;
     let name = match direction {
         WindowDirection::Next => "next-window",
         WindowDirection::Previous => "previous-window",
@@ -359,7 +367,7 @@ async fn select_window(
         .await?
         .into_iter()
         .find(|w| {
-            w.session_id.as_deref() == Some(session.session_id.as_str())
+            w.session_id.as_deref().and_then(|s| s.parse().ok()) == Some(sid)
                 && w.window_active.as_deref() == Some("1")
         })
         .ok_or_else(|| {
@@ -389,7 +397,7 @@ async fn select_layout(
     // tmux 3.3a crashes on a name it does not know and on a malformed
     // layout string, so nothing but a known name or a checked string goes.
     let kind = layout::classify(&args.layout).map_err(ToolError::invalid)?;
-    let window = target::window(&target, &args.window.sel()?).await?;
+    let window = args.window.resolve(&target).await?;
     match kind {
         layout::Layout::Named { since: Some(since) } => {
             let version = target::tmux_version(&target).await?;
@@ -442,8 +450,7 @@ async fn resize_window(
     if width.is_none() && height.is_none() {
         return Err(ToolError::invalid("Provide height, width, or both."));
     }
-    let window = target::window(&target, &args.window.sel()?).await?;
-    let id = target::window_id(&window.window_id)?;
+    let id = args.window.id(&target).await?;
     target
         .run(
             Command::new("resize-window")
@@ -483,7 +490,7 @@ async fn move_window(
             "destination_index must be empty (next free index) or a window index of digits, got '{index}'"
         )));
     }
-    let window = target::window(&target, &args.window.sel()?).await?;
+    let window = args.window.resolve(&target).await?;
     let source = window.session_id.clone().unwrap_or_default();
     let dest = match &args.destination_session {
         None => source.clone(),
