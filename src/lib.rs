@@ -14,7 +14,9 @@
 //!   from typed arguments through the one quoting function;
 //!   [`tmux::connection`] is the task that owns one `tmux -C` child;
 //!   [`tmux::hub`] keeps the control clients of one tmux server and the
-//!   registry of servers by socket.
+//!   registry of servers by [`tmux::socket::Address`]: a local socket, or a
+//!   server on a configured host, whose processes [`tmux::ssh`] runs over
+//!   one shared ssh connection.
 //! - [`panes`]: sans-IO per-pane state, knowing nothing of tmux: the
 //!   output ring (absolute offsets, bounded), the line view (escapes
 //!   stripped, `\r` applied) waiters match, and a waiter's [`panes::Follower`].

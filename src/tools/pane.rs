@@ -205,7 +205,7 @@ async fn split_window(
     args: SplitWindowArgs,
     _: CallContext,
 ) -> ToolResult<PaneInfo> {
-    let spawn = args.spawn.check()?;
+    let spawn = args.spawn.check(&target)?;
     let size = args.size.map(size_arg).transpose()?;
     let split_target = match &args.pane_id {
         Some(id) => target::pane_id(id)?.to_string(),

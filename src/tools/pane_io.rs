@@ -401,7 +401,7 @@ async fn respawn_pane(
     args: RespawnPaneArgs,
     _: CallContext,
 ) -> ToolResult<super::models::PaneInfo> {
-    let spawn = args.spawn.check()?;
+    let spawn = args.spawn.check(&target)?;
     let pane = target::pane_id(&args.pane_id)?;
     app.refuse_self_harm(&target, Doomed::Respawned(pane))
         .await?;

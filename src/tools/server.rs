@@ -315,7 +315,7 @@ async fn create_session(
     if let Some(name) = &args.session_name {
         spawn::session_name(name)?;
     }
-    let spawn = args.spawn.check()?;
+    let spawn = args.spawn.check(&target)?;
     if let Some(name) = &args.session_name {
         let exists = target::sessions(&target)
             .await?

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ErrorKind, ToolError, ToolResult};
+use super::{ErrorKind, Target, ToolError, ToolResult};
 use crate::tmux::Command;
 
 /// `environment`: an object of strings, or a JSON string of one.
@@ -40,10 +40,15 @@ pub struct Spawn {
 }
 
 impl SpawnArgs {
-    /// Validates everything before tmux is touched.
-    pub fn check(self) -> ToolResult<Spawn> {
+    /// Validates everything before `target`'s tmux is touched. On a remote
+    /// server the directory is on its host: it must be absolute, and only
+    /// the remote tmux can check it.
+    pub fn check(self, target: &Target) -> ToolResult<Spawn> {
         let vars = environment(self.environment, self.suppress_persistent_history)?;
-        let dir = start_directory(self.start_directory.as_deref())?;
+        let dir = match target.hub.local_socket() {
+            Some(_) => start_directory(self.start_directory.as_deref())?,
+            None => remote_directory(self.start_directory.as_deref())?,
+        };
         Ok(Spawn { vars, dir })
     }
 }
@@ -150,6 +155,17 @@ fn start_directory(raw: Option<&str>) -> ToolResult<Option<PathBuf>> {
         Ok(path) if path.is_dir() => Ok(Some(path)),
         Ok(path) => Err(not_a_dir(&path)),
         Err(_) => Err(not_a_dir(&absolute)),
+    }
+}
+
+/// `start_directory` on a remote host: an absolute path there, unchecked here.
+fn remote_directory(raw: Option<&str>) -> ToolResult<Option<PathBuf>> {
+    match raw {
+        None => Ok(None),
+        Some(path) if path.starts_with('/') => Ok(Some(PathBuf::from(path))),
+        Some(path) => Err(ToolError::invalid(format!(
+            "start_directory on a remote server must be an absolute path on its host: '{path}'"
+        ))),
     }
 }
 

@@ -489,6 +489,10 @@ impl App {
     /// another (outer) server. Does `doomed` on `target` hold a pane whose
     /// tty is the tty of such a client? Never true outside tmux.
     async fn hosts_caller_client(&self, target: &Target, doomed: Doomed) -> ToolResult<bool> {
+        // A remote host's ttys are not this machine's, whatever their names.
+        if target.hub.local_socket().is_none() {
+            return Ok(false);
+        }
         let ttys = self.caller_client_ttys().await;
         if ttys.is_empty() {
             return Ok(false);

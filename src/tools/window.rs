@@ -208,7 +208,7 @@ async fn create_window(
     args: CreateWindowArgs,
     _: CallContext,
 ) -> ToolResult<WindowInfo> {
-    let spawn = args.spawn.check()?;
+    let spawn = args.spawn.check(&target)?;
     let session = target::session(&target, &args.session).await?;
     let mut cmd = Command::new("new-window")
         .flag("-P")

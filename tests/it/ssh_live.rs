@@ -191,6 +191,26 @@ async fn the_tools_work_on_a_server_behind_ssh() {
         remote.sshd.calls()
     );
 
+    // start_directory is a path on the remote host, checked there.
+    let made = remote
+        .ok(
+            "create_session",
+            json!({"session_name": "dir", "start_directory": "/tmp"}),
+        )
+        .await;
+    let dir_pane = made["active_pane_id"].as_str().unwrap().to_owned();
+    let path = remote
+        .tmux
+        .cmd(&["display", "-p", "-t", &dir_pane, "#{pane_current_path}"]);
+    assert_eq!(path.trim(), "/tmp");
+    let refused = err(
+        &remote.svc,
+        "create_session",
+        remote.args(json!({"session_name": "rel", "start_directory": "relative/dir"})),
+    )
+    .await;
+    assert!(refused.contains("absolute path on its host"), "{refused}");
+
     let servers = ok(&remote.svc, "list_servers", json!({})).await;
     let row = servers
         .as_array()
@@ -199,7 +219,7 @@ async fn the_tools_work_on_a_server_behind_ssh() {
         .find(|s| s["socket_name"] == remote.socket())
         .unwrap_or_else(|| panic!("{} not listed: {servers}", remote.socket()));
     assert_eq!(row["is_alive"], true);
-    assert_eq!(row["session_count"], 2, "{row}");
+    assert_eq!(row["session_count"], 3, "{row}");
 }
 
 #[tokio::test]
