@@ -110,8 +110,8 @@ fn tempfile_dir() -> String {
     dir.canonicalize().unwrap().to_string_lossy().into_owned()
 }
 
-/// A pane running `cat` is refused at once, by name, and nothing is typed
-/// into it.
+/// A pane running `cat` is refused at once (it reads the terminal: no
+/// shell on its way), by name, and nothing is typed into it.
 #[tokio::test]
 async fn a_pane_running_another_program_is_refused_by_name() {
     let tmux = PrivateTmux::start();

@@ -33,12 +33,14 @@ const SHELL_WAIT: Duration = Duration::from_millis(500);
 /// Waits until the pane's foreground process is a shell, re-reading it when
 /// the pane prints (a shell starting draws its prompt), at most
 /// [`SHELL_WAIT`]; else refuses: typing the command would feed it to that
-/// program instead.
+/// program instead. A program that already waits for terminal input (the
+/// process probe says so) is no shell on its way, and is refused at once.
 pub(super) async fn await_shell(watch: &mut Watch, target: &Target) -> ToolResult<()> {
     let deadline = Instant::now() + SHELL_WAIT;
     while !is_shell(&watch.command) {
         let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
+        let reading = watch.pid != 0 && process::probe(watch.pid).activity == Activity::Input;
+        if left.is_zero() || reading {
             return Err(not_a_shell(watch));
         }
         watch.mark_seen();
