@@ -386,13 +386,49 @@ impl Hub {
     /// Streams `pane`, of `session`, on that session's streaming client
     /// (unpausing it there) until the returned lease drops.
     pub async fn stream(&self, session: SessionId, pane: PaneId) -> Result<Stream, TmuxError> {
+        let deadline = tokio::time::Instant::now() + self.limits.attach_timeout;
+        match self.lease(session, pane, Some(deadline)).await? {
+            Some(stream) => Ok(stream),
+            None => Err(TmuxError::Command(format!(
+                "all {} streaming clients of this tmux server are busy with other waits \
+                 (TMUX_MCP_STREAMING_CLIENTS); try again when one ends",
+                self.limits.streaming_clients
+            ))),
+        }
+    }
+
+    /// [`Hub::stream`] if a streaming slot is free now (or an idle client
+    /// can make room); `None` when every slot is busy. Wait on
+    /// [`Hub::slot_freed`] and try again.
+    pub async fn try_stream(
+        &self,
+        session: SessionId,
+        pane: PaneId,
+    ) -> Result<Option<Stream>, TmuxError> {
+        self.lease(session, pane, None).await
+    }
+
+    /// Resolves when a client became idle or went away: a streaming slot
+    /// may be free. Create it before [`Hub::try_stream`] so no wake is lost.
+    pub fn slot_freed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.idle.notified()
+    }
+
+    async fn lease(
+        &self,
+        session: SessionId,
+        pane: PaneId,
+        wait_until: Option<tokio::time::Instant>,
+    ) -> Result<Option<Stream>, TmuxError> {
         loop {
-            let client = self.streaming(session).await?;
+            let Some(client) = self.streaming(session, wait_until).await? else {
+                return Ok(None);
+            };
             let lease = client.stream(pane);
             // An idle client may have let go just before the lease counted;
             // the lease counts first, so checking after it cannot miss that.
             if !client.is_closed() {
-                return Ok(Stream { client, lease });
+                return Ok(Some(Stream { client, lease }));
             }
         }
     }
@@ -400,10 +436,13 @@ impl Hub {
     /// The streaming client of `session`, attaching it unless it is live.
     /// Concurrent callers for one session share one attach; other sessions'
     /// callers are never held up by it. With every streaming slot taken,
-    /// an idle client makes room, or this waits (within the attach timeout)
-    /// for one to become idle.
-    pub async fn streaming(&self, session: SessionId) -> Result<Connection, TmuxError> {
-        let deadline = tokio::time::Instant::now() + self.limits.attach_timeout;
+    /// an idle client makes room, or this waits until `wait_until` for one
+    /// to become idle (`None`: it does not wait).
+    async fn streaming(
+        &self,
+        session: SessionId,
+        wait_until: Option<tokio::time::Instant>,
+    ) -> Result<Option<Connection>, TmuxError> {
         loop {
             let freed = self.idle.notified();
             tokio::pin!(freed);
@@ -414,14 +453,13 @@ impl Hub {
             }
             if let Some(cell) = cell {
                 let attach = || self.attach(session, Role::Streaming);
-                return cell.get_or_try_init(attach).await.cloned();
+                return cell.get_or_try_init(attach).await.cloned().map(Some);
             }
+            let Some(deadline) = wait_until else {
+                return Ok(None);
+            };
             if tokio::time::timeout_at(deadline, freed).await.is_err() {
-                return Err(TmuxError::Command(format!(
-                    "all {} streaming clients of this tmux server are busy with other waits \
-                     (TMUX_MCP_STREAMING_CLIENTS); try again when one ends",
-                    self.limits.streaming_clients
-                )));
+                return Ok(None);
             }
         }
     }
@@ -782,24 +820,68 @@ mod tests {
         (Arc::new(hub), scripted, opens)
     }
 
+    /// `session`'s streaming client, a slot being free.
+    async fn streaming(hub: &Hub, session: SessionId) -> Result<Connection, TmuxError> {
+        let far = tokio::time::Instant::now() + Duration::from_secs(5);
+        Ok(hub
+            .streaming(session, Some(far))
+            .await?
+            .expect("a free slot"))
+    }
+
+    #[tokio::test]
+    async fn streaming_clients_are_bounded_and_an_idle_one_makes_room() {
+        let (scripted, mut opens) = Scripted::new();
+        let limits = Limits {
+            streaming_clients: 1,
+            ..Limits::default()
+        };
+        let hub = Hub::with_transport(
+            "/nonexistent/socket".into(),
+            "/nonexistent/tmux".into(),
+            limits,
+            scripted.clone(),
+        );
+        let first = hub.stream(SessionId(0), PaneId(0)).await.unwrap();
+        assert_eq!(opens.recv().await, Some(SessionId(0)));
+        let freed = hub.slot_freed();
+        tokio::pin!(freed);
+        freed.as_mut().enable();
+        assert!(
+            hub.try_stream(SessionId(1), PaneId(1))
+                .await
+                .unwrap()
+                .is_none(),
+            "a second session streamed past the bound"
+        );
+        drop(first);
+        tokio::time::timeout(Duration::from_secs(5), freed)
+            .await
+            .expect("the slot's release was announced");
+        let second = hub.try_stream(SessionId(1), PaneId(1)).await.unwrap();
+        assert_eq!(second.map(|s| s.client.session()), Some(SessionId(1)));
+        assert_eq!(opens.recv().await, Some(SessionId(1)));
+        assert_eq!(hub.own_clients(SessionId(0)), 0, "the idle client stayed");
+    }
+
     #[tokio::test]
     async fn a_slow_attach_of_one_session_holds_up_no_call_on_another() {
         let (hub, scripted, mut opens) = scripted_hub();
-        hub.streaming(SessionId(0)).await.unwrap();
+        streaming(&hub, SessionId(0)).await.unwrap();
         assert_eq!(opens.recv().await, Some(SessionId(0)));
         let release = scripted.hold(SessionId(1));
         let slow = tokio::spawn({
             let hub = hub.clone();
-            async move { hub.streaming(SessionId(1)).await }
+            async move { streaming(&hub, SessionId(1)).await }
         });
         // $1's attach is under way, and stays so until released.
         assert_eq!(opens.recv().await, Some(SessionId(1)));
 
         let started = Instant::now();
         let others = async {
-            let listed = hub.streaming(SessionId(0)).await?;
+            let listed = streaming(&hub, SessionId(0)).await?;
             let listed = listed.run(&Command::new("list-panes").flag("-a")).await?;
-            let other = hub.streaming(SessionId(2)).await?;
+            let other = streaming(&hub, SessionId(2)).await?;
             let shown = other.run(&Command::new("display-message")).await?;
             Ok::<_, TmuxError>((listed.lines, shown.lines))
         };
@@ -826,7 +908,7 @@ mod tests {
         let callers: Vec<_> = (0..3)
             .map(|_| {
                 let hub = hub.clone();
-                tokio::spawn(async move { hub.streaming(SessionId(3)).await })
+                tokio::spawn(async move { streaming(&hub, SessionId(3)).await })
             })
             .collect();
         assert_eq!(opens.recv().await, Some(SessionId(3)));
@@ -840,13 +922,13 @@ mod tests {
     #[tokio::test]
     async fn a_client_that_went_away_is_attached_afresh() {
         let (hub, _scripted, mut opens) = scripted_hub();
-        let first = hub.streaming(SessionId(4)).await.unwrap();
+        let first = streaming(&hub, SessionId(4)).await.unwrap();
         assert_eq!(opens.recv().await, Some(SessionId(4)));
         first.detach();
         tokio::time::timeout(Duration::from_secs(5), first.wait_closed())
             .await
             .expect("the scripted client closes after a detach");
-        let again = hub.streaming(SessionId(4)).await.unwrap();
+        let again = streaming(&hub, SessionId(4)).await.unwrap();
         assert_eq!(opens.recv().await, Some(SessionId(4)));
         assert!(!again.is_closed());
         assert_eq!(

@@ -7,6 +7,12 @@
 //! checks with tmux that the pane still lives after a structural event. The
 //! IO-free half, reading the recording from a cursor and sleeping on the
 //! pane's change signal, is its [`Follower`]: nothing polls.
+//!
+//! A server streams at most `Limits::streaming_clients` sessions at once. A
+//! wait that can match the screen ([`Watch::start_deferrable`]) does not
+//! queue for a slot: it arms at once with a capture on the command client,
+//! and streams as soon as a slot frees; the late start is a gap, after
+//! which the screen's new rows are matched.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -28,8 +34,14 @@ pub const MAX_LINE: usize = 64 * 1024;
 /// A pane whose output is being recorded, and the client streaming it.
 pub struct Watch {
     pub id: PaneId,
-    /// The client streaming the pane, and the lease that keeps it streamed.
-    stream: Stream,
+    /// The client streaming the pane, and the lease that keeps it streamed;
+    /// `None` while a deferred watch waits for a streaming slot.
+    stream: Option<Stream>,
+    /// What the holder needs of the stream, applied when it starts.
+    need: Need,
+    /// A deferred watch has just started streaming: output before was not
+    /// recorded ([`Watch::check_alive`] reports it once).
+    streamed_late: bool,
     pub session: SessionId,
     /// The pane's foreground command when the watch began (its shell, when
     /// it sits at a prompt).
@@ -57,14 +69,31 @@ pub struct Geometry {
 impl Watch {
     /// Starts (or joins) the recording of `id`'s output.
     pub async fn start(target: &Target, id: PaneId) -> ToolResult<Watch> {
+        Watch::begin(target, id, false).await
+    }
+
+    /// [`Watch::start`] for a wait that matches the screen after a gap:
+    /// with every streaming slot busy it starts unstreamed (see the module
+    /// docs) instead of waiting for one.
+    pub async fn start_deferrable(target: &Target, id: PaneId) -> ToolResult<Watch> {
+        Watch::begin(target, id, true).await
+    }
+
+    async fn begin(target: &Target, id: PaneId, deferrable: bool) -> ToolResult<Watch> {
         let (session, described) = describe(target, id).await?;
         // Streamed (unpaused) before anything is captured: the capture's
         // sync point then splits the output exactly.
-        let stream = target.hub.stream(session, id).await?;
+        let stream = if deferrable {
+            target.hub.try_stream(session, id).await?
+        } else {
+            Some(target.hub.stream(session, id).await?)
+        };
         let follower = Follower::new(target.hub.panes().watch(id, session));
         Ok(Watch {
             id,
             stream,
+            need: Need::Exact,
+            streamed_late: false,
             session,
             command: described.command,
             geometry: described.geometry,
@@ -79,13 +108,28 @@ impl Watch {
     /// The wait only matches the screen after a gap: a flood may be paused
     /// (see `tmux::quiet`) rather than streamed byte for byte.
     pub fn tolerate_gaps(&mut self) {
-        self.stream.lease.need(Need::Screen);
+        self.need = Need::Screen;
+        if let Some(stream) = &mut self.stream {
+            stream.lease.need(Need::Screen);
+        }
     }
 
     /// Ends the watch but keeps the pane streamed for the cursor just
     /// handed out, so the next read continues without a gap.
     pub fn keep_streaming(self, linger: Duration) {
-        self.stream.lease.linger(linger);
+        if let Some(stream) = self.stream {
+            stream.lease.linger(linger);
+        }
+    }
+
+    /// Streams the pane on `session`'s client from now on; what came
+    /// before is a gap (the follower sees it, and the caller re-reads the
+    /// screen).
+    fn streamed(&mut self, mut stream: Stream) {
+        stream.lease.need(self.need);
+        self.stream = Some(stream);
+        let panes = self.hub.panes();
+        self.follower.follow(panes.watch(self.id, self.session));
     }
 
     /// Which recording of the pane this is: cursors from another one are
@@ -117,23 +161,27 @@ impl Watch {
         let cmd = cmd.target(self.id);
         let limit = self.command_timeout;
         let mut attempts = 1;
-        let synced = loop {
-            let run = self.stream.client.run_synced(&cmd, self.id);
+        let (lines, position) = loop {
+            let Some(stream) = &self.stream else {
+                // Not streamed yet: the screen now, with no sync point.
+                break (self.hub.run(&cmd).await?, None);
+            };
+            let run = stream.client.run_synced(&cmd, self.id);
             match tokio::time::timeout(limit, run).await {
                 Err(_) => return Err(TmuxError::NotResponding(limit).into()),
                 Ok(Err(TmuxError::Disconnected | TmuxError::NotSent)) if attempts < 3 => {
                     attempts += 1;
-                    self.stream = self.hub.stream(self.session, self.id).await?;
-                    self.follower
-                        .follow(self.hub.panes().watch(self.id, self.session));
+                    let stream = self.hub.stream(self.session, self.id).await?;
+                    self.streamed(stream);
                 }
-                Ok(reply) => break reply?,
+                Ok(reply) => {
+                    let synced = reply?;
+                    break (synced.reply.lines, synced.position);
+                }
             }
         };
-        let position = synced.position.unwrap_or_else(|| self.end());
-        let mut lines: Vec<String> = synced
-            .reply
-            .lines
+        let position = position.unwrap_or_else(|| self.end());
+        let mut lines: Vec<String> = lines
             .iter()
             .map(|l| String::from_utf8_lossy(l).into_owned())
             .collect();
@@ -146,9 +194,34 @@ impl Watch {
     /// Sleeps until the pane changes (output, a gap, a structural event) or
     /// `limit` passes. Returns false on timeout.
     pub async fn changed(&mut self, limit: Duration) -> bool {
-        tokio::time::timeout(limit, self.follower.next_change())
-            .await
-            .is_ok()
+        if self.stream.is_some() {
+            return tokio::time::timeout(limit, self.follower.next_change())
+                .await
+                .is_ok();
+        }
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let hub = self.hub.clone();
+            let freed = hub.slot_freed();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            match hub.try_stream(self.session, self.id).await {
+                Ok(Some(stream)) => {
+                    self.streamed(stream);
+                    // What the pane printed unstreamed was not recorded:
+                    // the next check says so, and the screen is matched.
+                    self.streamed_late = true;
+                    return true;
+                }
+                Ok(None) => {}
+                Err(e) => eprintln!("tmux-mcp: streaming pane {} failed: {e}", self.id),
+            }
+            tokio::select! {
+                _ = self.follower.next_change() => return true,
+                _ = freed => {}
+                _ = tokio::time::sleep_until(deadline) => return false,
+            }
+        }
     }
 
     /// After a structural event (a window closed, the client went away),
@@ -157,6 +230,9 @@ impl Watch {
     /// says what happened in words an agent can act on. Sends nothing to
     /// tmux when nothing happened.
     pub async fn check_alive(&mut self, target: &Target) -> ToolResult<bool> {
+        if std::mem::take(&mut self.streamed_late) {
+            return Ok(true);
+        }
         let Some(orphaned) = self.follower.structural_change() else {
             return Ok(false);
         };
@@ -202,7 +278,8 @@ impl Watch {
                     return Ok(false);
                 }
                 self.session = session;
-                self.stream = target.hub.stream(session, self.id).await?;
+                let stream = target.hub.stream(session, self.id).await?;
+                self.stream = Some(stream);
                 self.follower
                     .follow(target.hub.panes().watch(self.id, session));
                 Ok(true)

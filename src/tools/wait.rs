@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::bounded::{self, DEFAULT_BYTES, cut_to};
-use super::observe::{MAX_LINE, Watch, watch_pane};
+use super::observe::{MAX_LINE, Watch};
 use super::run::is_plumbing;
 use super::sock::Sock;
 use super::target::{self, PaneSel};
@@ -457,9 +457,11 @@ async fn wait_for_text(
     let requested = seconds(args.timeout, "timeout")?;
     let patterns = Patterns::new(&args)?;
     let effective = requested.min(app.config.wait_max);
-    let mut watch = watch_pane(&target, &args.pane).await?;
+    let id = target::resolve_pane(&target, &args.pane).await?;
     // After a gap the scan matches the screen's new rows, so a flood can be
-    // paused rather than streamed byte for byte.
+    // paused rather than streamed byte for byte, and the wait can arm
+    // before a streaming slot is free.
+    let mut watch = Watch::start_deferrable(&target, id).await?;
     watch.tolerate_gaps();
     watch.mark_seen();
     let (screen, cursor) = watch.capture(&["-J"]).await?;

@@ -312,3 +312,57 @@ async fn idle_clients_detach_and_attached_counts_leave_ours_out() {
     let sessions = ok(&svc, "list_sessions", json!({})).await;
     assert_eq!(sessions[0]["session_attached"], "0");
 }
+
+#[tokio::test]
+async fn a_wait_beyond_the_streaming_bound_arms_at_once_and_answers_when_a_slot_frees() {
+    let tmux = PrivateTmux::start();
+    tmux.cmd(&["new-session", "-d", "-s", "other"]);
+    let svc = shared(tmux.service_with(&[("TMUX_MCP_STREAMING_CLIENTS", "1")]));
+    let first = tmux.first_pane();
+    let second = tmux
+        .cmd(&["display-message", "-p", "-t", "other", "#{pane_id}"])
+        .trim()
+        .to_owned();
+    let wait =
+        |pane: &str, pattern: &str| json!({"pane_id": pane, "patterns": [pattern], "timeout": 20});
+    let holder = start_armed(
+        &svc,
+        "wait_for_text",
+        wait(&first, "first-done"),
+        CancellationToken::new(),
+    )
+    .await;
+    // Every slot is busy: this wait arms anyway, unstreamed.
+    let deferred = start_armed(
+        &svc,
+        "wait_for_text",
+        wait(&second, "second-done"),
+        CancellationToken::new(),
+    )
+    .await;
+    tmux.cmd(&["send-keys", "-t", &second, "echo second-''done", "Enter"]);
+    tmux.cmd(&["send-keys", "-t", &first, "echo first-''done", "Enter"]);
+    assert_eq!(finish(holder).await["found"], true);
+    // The slot freed: the deferred wait streams, and what its pane printed
+    // meanwhile is on the screen, new since it armed.
+    let result = finish(deferred).await;
+    assert_eq!(result["found"], true, "{result}");
+    assert_eq!(result["matched_at_entry"], false);
+}
+
+#[tokio::test]
+async fn a_wait_on_a_flooding_pane_finds_what_follows_the_flood() {
+    // The flood is paused and resumed (gaps); the marker after it is found
+    // on the screen, and not at entry.
+    let tmux = PrivateTmux::start();
+    let svc = shared(tmux.service());
+    let first = tmux.first_pane();
+    let args =
+        json!({"pane_id": first, "patterns": ["flood-over-\\d+"], "regex": true, "timeout": 20});
+    let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
+    let flood = "seq 1 400000; echo flood-over-$((6*7))";
+    tmux.cmd(&["send-keys", "-t", &first, flood, "Enter"]);
+    let result = finish(wait).await;
+    assert_eq!(result["found"], true, "{result}");
+    assert_eq!(result["matched_lines"], json!(["flood-over-42"]));
+}
