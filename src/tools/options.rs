@@ -7,6 +7,7 @@
 //! reads or writes never depends on which session our control client sits in.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -19,7 +20,7 @@ use super::toolsets::Toolset;
 use super::{App, DESTROY, Hints, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
-use crate::tmux::Command;
+use crate::tmux::{Command, PaneId, SessionId, WindowId};
 
 /// Overwrites a setting: the previous value is lost (destructive);
 /// repeating the call changes nothing more (idempotent), as [`DESTROY`].
@@ -110,12 +111,30 @@ pub struct ScopeSel {
     global: bool,
 }
 
-/// The object an option or hook command addresses: `-t <id>`, or none.
+/// The object an option or hook command addresses (`-t`).
+#[derive(Clone, Copy, Debug)]
+enum Object {
+    Session(SessionId),
+    Window(WindowId),
+    Pane(PaneId),
+}
+
+impl fmt::Display for Object {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Object::Session(id) => id.fmt(f),
+            Object::Window(id) => id.fmt(f),
+            Object::Pane(id) => id.fmt(f),
+        }
+    }
+}
+
+/// The object an option or hook command addresses, or none.
 async fn resolve_scope(
     target: &Target,
     sel: &ScopeSel,
     unscoped: Scope,
-) -> ToolResult<Option<String>> {
+) -> ToolResult<Option<Object>> {
     let scope = sel.scope.unwrap_or(unscoped);
     match (&sel.target, sel.scope) {
         (Some(_), None) => {
@@ -136,9 +155,7 @@ async fn resolve_scope(
     let first = match scope {
         Scope::Server => return Ok(None),
         Scope::Session => {
-            target::session(target, &SessionSel::default())
-                .await?
-                .session_id
+            Object::Session(target::session_id_of(target, &SessionSel::default()).await?)
         }
         Scope::Window => {
             let session = SessionSel::default();
@@ -147,17 +164,17 @@ async fn resolve_scope(
                 window_index: None,
                 session: &session,
             };
-            target::window(target, &sel).await?.window_id
+            Object::Window(target::window_id(
+                &target::window(target, &sel).await?.window_id,
+            )?)
         }
-        Scope::Pane => target::resolve_pane(target, &PaneSel::default())
-            .await?
-            .to_string(),
+        Scope::Pane => Object::Pane(target::resolve_pane(target, &PaneSel::default()).await?),
     };
     Ok(Some(first))
 }
 
 /// A `target` argument: ids only, except session names (resolved exactly).
-async fn object_id(target: &Target, scope: Scope, raw: &str) -> ToolResult<String> {
+async fn object_id(target: &Target, scope: Scope, raw: &str) -> ToolResult<Object> {
     let wrong = |what: &str| {
         ToolError::invalid(format!(
             "target {raw:?} is not {what} (scope '{}')",
@@ -179,18 +196,18 @@ async fn object_id(target: &Target, scope: Scope, raw: &str) -> ToolResult<Strin
                     session_id: None,
                 }
             };
-            Ok(target::session(target, &sel).await?.session_id)
+            Ok(Object::Session(target::session_id_of(target, &sel).await?))
         }
-        Scope::Window if raw.starts_with('@') => Ok(target::window_id(raw)?.to_string()),
+        Scope::Window if raw.starts_with('@') => Ok(Object::Window(target::window_id(raw)?)),
         Scope::Window => Err(wrong("a window id such as '@1'")),
-        Scope::Pane if raw.starts_with('%') => Ok(target::pane_id(raw)?.to_string()),
+        Scope::Pane if raw.starts_with('%') => Ok(Object::Pane(target::pane_id(raw)?)),
         Scope::Pane => Err(wrong("a pane id such as '%1'")),
         Scope::Server => Err(wrong("allowed")),
     }
 }
 
 /// Adds the scope flags, `-g` and `-t` in tmux's order.
-fn scoped(mut cmd: Command, scope: Option<Scope>, global: bool, object: Option<String>) -> Command {
+fn scoped(mut cmd: Command, scope: Option<Scope>, global: bool, object: Option<Object>) -> Command {
     cmd = match scope {
         Some(Scope::Server) => cmd.flag("-s"),
         Some(Scope::Window) => cmd.flag("-w"),
