@@ -62,8 +62,6 @@ pub struct CommandOutput {
 #[derive(Debug, Default)]
 pub struct MarkHistory {
     last: Option<Mark>,
-    /// A `D` mark with an exit status was seen: this shell reports them.
-    statuses: bool,
     last_command: Option<CommandOutput>,
 }
 
@@ -80,7 +78,6 @@ impl MarkHistory {
                 })
             }
             Mark::Done(status) => {
-                self.statuses |= status.is_some();
                 // A `D` with no `C` before it (an empty line) ends nothing.
                 if let Some(run) = self.last_command.as_mut().filter(|r| r.to.is_none()) {
                     run.to = Some(osc.at);
@@ -93,10 +90,15 @@ impl MarkHistory {
         Some(mark)
     }
 
-    /// The shell sits at a prompt it marked, and its marks carry exit
-    /// statuses: a command typed now is delimited by its marks.
+    /// The shell sits at a prompt it marked, and the last command it ran
+    /// was marked whole (`C`, then `D` with a status): a command typed now
+    /// is delimited by its marks. A shell that marks only its prompt, or
+    /// stopped marking its commands, is not.
     pub fn at_marked_prompt(&self) -> bool {
-        self.statuses && matches!(self.last, Some(Mark::Prompt | Mark::Input | Mark::Done(_)))
+        let whole = self
+            .last_command
+            .is_some_and(|run| run.to.is_some() && run.status.is_some());
+        whole && matches!(self.last, Some(Mark::Prompt | Mark::Input | Mark::Done(_)))
     }
 
     /// The last command whose output the stream showed.
@@ -138,8 +140,9 @@ mod tests {
     #[test]
     fn the_last_command_and_the_prompt_are_read_from_the_marks() {
         let mut h = MarkHistory::default();
-        h.see(&osc(0, b"A"));
-        assert!(!h.at_marked_prompt(), "no status seen yet");
+        h.see(&osc(0, b"D;0"));
+        h.see(&osc(5, b"A"));
+        assert!(!h.at_marked_prompt(), "no command seen marked yet");
         h.see(&osc(20, b"C"));
         h.see(&osc(50, b"D;0"));
         h.see(&osc(60, b"A"));
@@ -161,5 +164,14 @@ mod tests {
             status: None,
         };
         assert_eq!(h.last_command(), Some(running));
+        // The command stopped the marking (`PS0=; PROMPT_COMMAND=`): its C
+        // got no D, and the prompt's own marks are not enough.
+        h.see(&osc(120, b"A"));
+        h.see(&osc(130, b"B"));
+        assert!(!h.at_marked_prompt());
+        // Marks with no status cannot give one.
+        h.see(&osc(140, b"C"));
+        h.see(&osc(150, b"D"));
+        assert!(!h.at_marked_prompt());
     }
 }

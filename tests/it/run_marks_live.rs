@@ -81,6 +81,28 @@ async fn run_command_reads_a_marking_shell_with_no_wrapper() {
     .await;
     assert_eq!(last, "[last command: exit status 3]\nsub");
 
+    // A command that stops the marking of commands (the prompt's marks
+    // stay) ends at the next prompt, with no status, and the wrapper is
+    // used from then on.
+    let r = ok(&svc, "run_command", live("PS0=; PROMPT_COMMAND=")).await;
+    let got = (
+        r["exit_status"].clone(),
+        r["timed_out"].clone(),
+        r["shell_marks"].clone(),
+    );
+    assert_eq!(got, (json!(null), json!(false), json!(true)), "{r}");
+    assert!(
+        r["note"].as_str().unwrap().contains("no exit status"),
+        "{r}"
+    );
+    let r = ok(&svc, "run_command", live("echo wrapped; (exit 5)")).await;
+    let got = (
+        r["exit_status"].clone(),
+        r["output"].clone(),
+        r.get("shell_marks"),
+    );
+    assert_eq!(got, (json!(5), json!(["wrapped"]), None), "{r}");
+
     let lines = at_prompt(&tmux, &pane).await.join("\n");
     // suppress_history's leading space is typed, and shows.
     assert!(

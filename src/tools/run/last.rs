@@ -120,7 +120,7 @@ fn recorded_output(follower: &Follower, run: CommandOutput) -> LastCommand {
                 Some((_, Found::End(own))) => {
                     (status, stopped) = (own, true);
                 }
-                None => {}
+                Some((_, Found::Prompt)) | None => {}
             },
         });
     });

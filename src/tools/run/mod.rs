@@ -197,6 +197,13 @@ async fn type_command(
     Ok((delimiters, cursor))
 }
 
+/// Typed as is for a shell that marked its prompt, the command got no
+/// mark: the shell that reads it is not that one.
+const UNMARKED: &str = "the shell marked its prompt (OSC 133) but not this command: another shell may read it now; in_subshell=true types a wrapper that needs no marks";
+
+/// The shell's marks ended the command but gave no status.
+const NO_STATUS: &str = "the shell's marks gave no exit status; in_subshell=true reports it";
+
 /// Is `e` the pane's end, seen while a command ran in its own shell (an
 /// `exit`, a `set -e` shell's failure)?
 fn ended_the_shell(e: &ToolError) -> bool {
@@ -239,10 +246,19 @@ async fn run_command(
     let (missed, pane_state, note) = match collected {
         Ok(missed) if span.ended.is_some() => {
             prompt::await_prompt(&mut watch, span.after_end).await;
-            (missed, PaneState::Prompt, None)
+            let unknown = matches!(span.ended, Some((_, None)));
+            (
+                missed,
+                PaneState::Prompt,
+                unknown.then(|| NO_STATUS.to_owned()),
+            )
         }
         Ok(missed) => {
-            let (state, note) = state::after_timeout(&target, &watch, !run.subshell).await;
+            let (state, mut note) = state::after_timeout(&target, &watch, !run.subshell).await;
+            // A marking shell prints `C` before it runs anything.
+            if span.by_marks() && span.output_from.is_none() && state != PaneState::Exited {
+                note = UNMARKED.to_owned();
+            }
             (missed, state, Some(note))
         }
         Err(e) if !run.subshell && ended_the_shell(&e) => {

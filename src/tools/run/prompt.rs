@@ -59,7 +59,8 @@ pub(super) async fn await_prompt(watch: &mut Watch, after_end: u64) {
 /// that carry exit statuses? Reads the last [`MARKS_LOOKBACK`] bytes: the
 /// prompt was drawn just now, and a shell that marks its prompt marked
 /// the command before it too. A recording that began after the prompt
-/// shows no marks, and the wrapper is typed.
+/// shows no marks, and the wrapper is typed; so does one with output lost
+/// after the marks (another shell may have started unseen).
 pub(super) fn shell_marks_prompt(watch: &Watch) -> bool {
     let end = watch.end();
     let mut cursor = end.saturating_sub(MARKS_LOOKBACK);
@@ -67,7 +68,9 @@ pub(super) fn shell_marks_prompt(watch: &Watch) -> bool {
     let mut marks = MarkHistory::default();
     watch.read_raw(&mut cursor, &mut |at, chunk, gap| {
         if gap {
+            // Unseen output may have started another shell since.
             scanner.reset();
+            marks = MarkHistory::default();
         }
         scanner.scan(at, chunk, &mut |piece| {
             if let Piece::Osc(osc) = piece {

@@ -34,6 +34,9 @@ pub(super) enum Delimiters {
 pub(super) enum Found {
     Start,
     End(Option<i64>),
+    /// A shell's prompt mark (`A`): after the output started, the command
+    /// ended even if the shell gave no `D` (it stopped marking commands).
+    Prompt,
 }
 
 /// One of our markers, by its payload (`<nonce>;S`, `<nonce>;E;<status>`):
@@ -62,7 +65,8 @@ impl Delimiters {
             Delimiters::Marks => match Mark::of(osc)? {
                 Mark::Output => Some(Found::Start),
                 Mark::Done(status) => Some(Found::End(status)),
-                Mark::Prompt | Mark::Input => None,
+                Mark::Prompt => Some(Found::Prompt),
+                Mark::Input => None,
             },
         }
     }
@@ -123,6 +127,10 @@ impl Span {
                         if output_from.is_some() || matches!(delimiters, Delimiters::Marks) =>
                     {
                         *ended = Some((osc.at, status));
+                        *after_end = osc.end;
+                    }
+                    Some(Found::Prompt) if output_from.is_some() => {
+                        *ended = Some((osc.at, None));
                         *after_end = osc.end;
                     }
                     _ => {}
@@ -220,18 +228,20 @@ mod tests {
     #[test]
     fn shell_marks_delimit_the_output_at_every_split_point() {
         let stream =
-            b"ls\r\n\x1b]133;C\x07a\r\n\x1b]133;A\x07b\x1b]133;D;2;aid=7\x1b\\\x1b]133;A\x07$ ";
+            b"ls\r\n\x1b]133;C\x07a\r\n\x1b]133;B\x07b\x1b]133;D;2;aid=7\x1b\\\x1b]133;A\x07$ ";
         let start = 4 + 8;
         let end = 4 + 8 + 3 + 8 + 1;
         for split in 0..=stream.len() {
             let (out, from, ended) = scan_split(Delimiters::Marks, stream, split);
-            assert_eq!(
-                out, b"a\r\nb",
-                "split {split}: a nested prompt mark is no output"
-            );
+            assert_eq!(out, b"a\r\nb", "split {split}: an input mark is no output");
             assert_eq!(from, Some(100 + start as u64), "split {split}");
             assert_eq!(ended, Some((100 + end as u64, Some(2))), "split {split}");
         }
+        // A command that stopped the marking: the next prompt ends it, with
+        // no status; a prompt mark before the output starts ends nothing.
+        let stream = b"\x1b]133;A\x07x\r\n\x1b]133;C\x07\x1b]133;A\x07$ ";
+        let (out, from, ended) = scan_split(Delimiters::Marks, stream, 0);
+        assert_eq!((out, from, ended), (vec![], Some(119), Some((119, None))));
         // A comment runs nothing: the shell marks its end only.
         let (out, from, ended) = scan_split(Delimiters::Marks, b"# x\r\n\x1b]133;D\x07", 0);
         assert_eq!((out, from, ended), (vec![], None, Some((105, None))));
