@@ -9,8 +9,7 @@ mode, on one tmux-mcp over stdio, and prints the round trip (median, p90):
   marks      bash that emits OSC 133 marks, in_subshell=false: typed as is
 
 and how long a pane running `cat` takes to be refused (it may be a shell
-starting, so the refusal waits up to 900 ms for a shell to show; a program
-that reads the terminal is refused at once).
+starting, so the refusal waits up to 500 ms for a shell to show).
 
     python3 bench/run_modes.py [--server target/release/tmux-mcp] [--repeat 50]
 

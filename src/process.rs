@@ -45,6 +45,11 @@
 //! - fish's `read` builtin uses its line editor, so it reads as prompt.
 //! - A shell started inside the pane's shell is a foreground command: at
 //!   its own prompt it reads as input (foreground_command names it).
+//! - Finding the foreground group's members other than its leader (`git`
+//!   waiting for the editor it started) takes a scan of `/proc`; a
+//!   [`Prober`] repeats it at most every [`SCAN_EVERY`], and with the
+//!   leader alive reads only pids above the leader's (a member born after
+//!   the pid counter wrapped is missed).
 //!
 //! # Elsewhere
 //!
@@ -105,7 +110,8 @@ pub const CANONICAL_PROMPT_SHELLS: &[&[u8]] = &[
 ];
 
 impl Probe {
-    fn exited() -> Probe {
+    /// What a probe of a process that is gone answers.
+    pub fn exited() -> Probe {
         Probe {
             activity: Activity::Exited,
             foreground_pid: None,
@@ -124,10 +130,59 @@ fn platform_observable() -> &'static [&'static str] {
 }
 
 /// Looks at the pane whose first process is `pane_pid`. Never panics;
-/// reads a few small `/proc` files (and, when a command runs, one `stat`
-/// per process on the machine to find the foreground group's members).
+/// reads a few small `/proc` files (and, when a command runs that is not
+/// itself reading the terminal, one `stat` per process on the machine to
+/// find the foreground group's other members). A caller that looks again
+/// and again keeps a [`Prober`].
 pub fn probe(pane_pid: u32) -> Probe {
-    imp::probe(pane_pid)
+    Prober::new(pane_pid).probe()
+}
+
+/// How long a [`Prober`] trusts its list of the foreground group's
+/// members: the scan of `/proc` that finds them costs one read per
+/// process on the machine (about 1 ms per 150 processes, more under load).
+pub const SCAN_EVERY: std::time::Duration = std::time::Duration::from_millis(400);
+
+/// Probes one pane again and again: like [`probe`], but the members of a
+/// foreground group found by a scan of `/proc` are kept for
+/// [`SCAN_EVERY`] (re-read each time; only new members wait for the next
+/// scan). The group's leader is always read afresh.
+pub struct Prober {
+    pane_pid: u32,
+    members: MemberCache,
+}
+
+/// The pids a scan found in a foreground group, and when.
+#[derive(Default)]
+struct MemberCache {
+    pgrp: i32,
+    pids: Vec<u32>,
+    at: Option<std::time::Instant>,
+}
+
+impl MemberCache {
+    fn fresh(&self, pgrp: i32) -> Option<&[u32]> {
+        let recent = self.at.is_some_and(|at| at.elapsed() < SCAN_EVERY);
+        (recent && self.pgrp == pgrp).then_some(self.pids.as_slice())
+    }
+}
+
+impl Prober {
+    pub fn new(pane_pid: u32) -> Prober {
+        Prober {
+            pane_pid,
+            members: MemberCache::default(),
+        }
+    }
+
+    pub fn pane_pid(&self) -> u32 {
+        self.pane_pid
+    }
+
+    /// Looks at the pane now.
+    pub fn probe(&mut self) -> Probe {
+        imp::probe(self.pane_pid, &mut self.members)
+    }
 }
 
 /// Wakes when a process ends: a pidfd (Linux 5.3 and later) turns "the
@@ -284,12 +339,18 @@ pub fn judge(facts: &Facts) -> Probe {
         let reading = shell.waits.contains(&Wait::TtyRead)
             && facts.canonical == Some(true)
             && !CANONICAL_PROMPT_SHELLS.contains(&shell.stat.comm.as_slice());
+        // A shell at its prompt sleeps reading its command line; one that
+        // runs (a loop, a builtin) or waits for a child of its own group
+        // (`x=$(sleep 9)`) is busy.
+        let at_line = |w: &Wait| matches!(w, Wait::TtyRead | Wait::Poll | Wait::Hidden);
+        let busy = !shell.waits.iter().any(at_line);
         let foreground = shell.stat.tpgid == shell.stat.pgrp;
-        let activity = match (foreground, reading) {
-            (true, true) => Activity::Input,
-            (true, false) => Activity::Prompt,
-            // A foreground group with no member found (it just ended).
-            (false, _) => Activity::Running,
+        let activity = match (foreground, reading, busy) {
+            (true, true, _) => Activity::Input,
+            (true, false, false) => Activity::Prompt,
+            // Busy, or a foreground group with no member found (it just
+            // ended).
+            _ => Activity::Running,
         };
         return Probe {
             activity,
@@ -298,9 +359,7 @@ pub fn judge(facts: &Facts) -> Probe {
             observable: observable(hidden(shell)),
         };
     }
-    let wants_input =
-        |m: &Member| m.waits.contains(&Wait::TtyRead) || (raw && m.waits.contains(&Wait::Poll));
-    let reader = facts.foreground.iter().find(|m| wants_input(m));
+    let reader = facts.foreground.iter().find(|m| wants_input(m, raw));
     let leader = facts
         .foreground
         .iter()
@@ -317,6 +376,12 @@ pub fn judge(facts: &Facts) -> Probe {
         foreground_command: name(shown),
         observable: observable(facts.foreground.iter().any(hidden)),
     }
+}
+
+/// Whether a foreground process waits for the terminal: in its read, or
+/// in `poll`/`select` while the terminal is in non-canonical (`raw`) mode.
+fn wants_input(m: &Member, raw: bool) -> bool {
+    m.waits.contains(&Wait::TtyRead) || (raw && m.waits.contains(&Wait::Poll))
 }
 
 fn observable(hidden: bool) -> &'static [&'static str] {
@@ -349,19 +414,19 @@ mod imp {
     const MAX_MEMBERS: usize = 64;
     const MAX_TASKS: usize = 64;
 
-    pub fn probe(pane_pid: u32) -> Probe {
+    pub(super) fn probe(pane_pid: u32, cache: &mut MemberCache) -> Probe {
         let Some(stat) = read_stat(&format!("/proc/{pane_pid}/stat")) else {
             return Probe::exited();
         };
         if matches!(stat.state, b'Z' | b'X') {
             return Probe::exited();
         }
+        let canonical = tty_path(stat.tty_nr).and_then(|p| canonical_mode(&p));
         let foreground = if stat.tpgid > 0 && stat.tpgid != stat.pgrp {
-            members(stat.tpgid, stat.tty_nr)
+            members(stat.tpgid, stat.tty_nr, canonical == Some(false), cache)
         } else {
             Vec::new()
         };
-        let canonical = tty_path(stat.tty_nr).and_then(|p| canonical_mode(&p));
         let shell = member(stat);
         judge(&Facts {
             shell,
@@ -399,33 +464,62 @@ mod imp {
     }
 
     /// The processes of group `pgrp` on terminal `tty_nr`, leader first.
-    fn members(pgrp: i32, tty_nr: i32) -> Vec<Member> {
+    /// A leader waiting for the terminal is all it takes; otherwise the
+    /// others come from `cache`, or a scan of `/proc` when it is stale.
+    fn members(pgrp: i32, tty_nr: i32, raw: bool, cache: &mut MemberCache) -> Vec<Member> {
         // A zombie has ended: only its parent has yet to reap it.
         let in_group =
             |s: &Stat| s.pgrp == pgrp && s.tty_nr == tty_nr && !matches!(s.state, b'Z' | b'X');
-        let mut found: Vec<Stat> = Vec::new();
-        // The leader's pid is the group id; look there first.
-        if let Some(leader) = read_stat(&format!("/proc/{pgrp}/stat")).filter(in_group) {
-            found.push(leader);
+        let read = |pid: u32| read_stat(&format!("/proc/{pid}/stat")).filter(in_group);
+        // The leader's pid is the group id.
+        let leader = u32::try_from(pgrp).ok().and_then(read).map(member);
+        if leader.as_ref().is_some_and(|m| wants_input(m, raw)) {
+            return leader.into_iter().collect();
         }
-        if let Ok(dir) = fs::read_dir("/proc") {
-            for entry in dir.flatten() {
-                if found.len() >= MAX_MEMBERS {
-                    break;
-                }
-                let name = entry.file_name();
-                let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
-                    continue;
+        let others: Vec<u32> = match cache.fresh(pgrp) {
+            Some(pids) => pids.to_vec(),
+            None => {
+                // A group's members were born after its leader: with the
+                // leader alive, only younger pids are read (pids that
+                // wrapped past pid_max since are the one miss).
+                let from = if leader.is_some() { pgrp as u32 } else { 0 };
+                let pids = scan(pgrp, from, &in_group);
+                *cache = MemberCache {
+                    pgrp,
+                    pids: pids.clone(),
+                    at: Some(std::time::Instant::now()),
                 };
-                if pid == pgrp {
-                    continue;
-                }
-                if let Some(stat) = read_stat(&format!("/proc/{pid}/stat")).filter(in_group) {
-                    found.push(stat);
-                }
+                pids
+            }
+        };
+        let others = others.into_iter().filter_map(read).map(member);
+        leader.into_iter().chain(others).take(MAX_MEMBERS).collect()
+    }
+
+    /// The pids in `/proc` from `from` on (the leader's aside) whose stat
+    /// passes `keep`.
+    fn scan(leader: i32, from: u32, keep: &impl Fn(&Stat) -> bool) -> Vec<u32> {
+        let Ok(dir) = fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for entry in dir.flatten() {
+            if found.len() >= MAX_MEMBERS {
+                break;
+            }
+            let name = entry.file_name();
+            let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            if pid < from {
+                continue;
+            }
+            let stat = read_stat(&format!("/proc/{pid}/stat"));
+            if pid as i64 != leader as i64 && stat.is_some_and(|s| keep(&s)) {
+                found.push(pid);
             }
         }
-        found.into_iter().map(member).collect()
+        found
     }
 
     pub fn exit_watch(pid: u32) -> Option<ExitWatch> {
@@ -469,8 +563,9 @@ mod imp {
 mod imp {
     use super::*;
 
-    pub fn probe(pane_pid: u32) -> Probe {
-        let Ok(pid) = libc::pid_t::try_from(pane_pid) else {
+    pub(super) fn probe(pane_pid: u32, _: &mut MemberCache) -> Probe {
+        // kill(0, ..) would ask about our own process group.
+        let Some(pid) = libc::pid_t::try_from(pane_pid).ok().filter(|p| *p > 0) else {
             return Probe::exited();
         };
         // SAFETY: signal 0 only checks that the process exists.
@@ -602,6 +697,11 @@ mod tests {
             own(Input, ("zsh", Wait::TtyRead), true),
             // dash has no line editor: that read is its prompt.
             own(Prompt, ("dash", Wait::TtyRead), true),
+            // A loop of builtins, or `x=$(sleep 9)`: the shell is busy.
+            own(Running, ("bash", Wait::Other), true),
+            own(Running, ("zsh", Wait::Other), false),
+            // A wait channel it would not tell: the prompt is the guess.
+            own(Prompt, ("bash", Wait::Hidden), false),
         ];
         for (want, f) in cases {
             assert_eq!(

@@ -50,6 +50,23 @@ async fn until_in(pid: u32, want: Activity, command: Option<&str>) -> Probe {
     }
 }
 
+/// Re-captures until the pane's last line is `prompt`, or fails after BOUND.
+async fn until_screen(tmux: &PrivateTmux, pane: &str, prompt: &str) {
+    let started = Instant::now();
+    loop {
+        let screen = tmux.cmd(&["capture-pane", "-p", "-t", pane]);
+        let last = screen.lines().rev().find(|l| !l.trim().is_empty());
+        if last == Some(prompt.trim_end()) || last == Some(prompt) {
+            return;
+        }
+        assert!(
+            started.elapsed() < BOUND,
+            "no {prompt:?} in {pane}: {screen}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 fn type_line(tmux: &PrivateTmux, pane: &str, line: &str) {
     tmux.cmd(&["send-keys", "-t", pane, "-l", line]);
     tmux.cmd(&["send-keys", "-t", pane, "Enter"]);
@@ -74,6 +91,14 @@ async fn probe_states_in(shell: &str) {
     tmux.cmd(&["send-keys", "-t", &pane, "C-c"]);
     until(pid, Activity::Prompt).await;
 
+    // The shell itself busy: waiting for a command substitution's child
+    // (of its own process group), not at its prompt.
+    type_line(&tmux, &pane, "x=$(sleep 100)");
+    let busy = until(pid, Activity::Running).await;
+    assert_eq!(busy.foreground_pid, Some(pid));
+    tmux.cmd(&["send-keys", "-t", &pane, "C-c"]);
+    until(pid, Activity::Prompt).await;
+
     // A REPL editing its line in raw mode under poll.
     type_line(&tmux, &pane, "python3 -q");
     until_in(pid, Activity::Input, Some("python3")).await;
@@ -81,6 +106,9 @@ async fn probe_states_in(shell: &str) {
     until(pid, Activity::Running).await;
     tmux.cmd(&["send-keys", "-t", &pane, "C-c"]);
     until(pid, Activity::Input).await;
+    // The interrupt's traceback printed, its new prompt shown: typing now
+    // cannot race the REPL's return to its line editor.
+    until_screen(&tmux, &pane, ">>> ").await;
     type_line(&tmux, &pane, "exit()");
     until(pid, Activity::Prompt).await;
 

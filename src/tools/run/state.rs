@@ -28,7 +28,7 @@ pub(super) fn is_shell(command: &str) -> bool {
 
 /// How long a pane whose foreground is not a shell may take to show one
 /// (a pane just started runs `env … sh` for a moment) before it is refused.
-const SHELL_WAIT: Duration = Duration::from_millis(900);
+const SHELL_WAIT: Duration = Duration::from_millis(500);
 
 /// Waits until the pane's foreground process is a shell, re-reading it when
 /// the pane prints (a shell starting draws its prompt), at most

@@ -30,7 +30,7 @@ use tokio::time::Instant;
 use super::{Pace, TailBuf, Woke, bounded_tail, seconds};
 use crate::mcp::CallContext;
 use crate::panes::{BellScanner, LineView};
-use crate::process::{self, Activity, ExitWatch, Probe};
+use crate::process::{Activity, ExitWatch, Probe, Prober};
 use crate::tmux::format::Schema;
 use crate::tmux::{Command, PaneId};
 use crate::tools::observe::{MAX_LINE, Watch, watch_pane};
@@ -318,15 +318,21 @@ async fn pane_dead(target: &Target, id: PaneId) -> ToolResult<bool> {
     Ok(DEAD.parse(&lines).first().is_some_and(|d| d.0))
 }
 
-/// Probes off the async threads (a probe reads /proc, a few files or, with
-/// a command running, one per process).
-async fn probe_pane(pid: u32, dead: bool) -> Probe {
-    if dead || pid == 0 {
-        return process::probe(0);
+/// Probes off the async threads (a probe reads /proc: a few files, or
+/// with a command running, now and then one per process). `None` (no pid,
+/// or a dead pane whose pid may be another process's by now) is exited.
+async fn probe_pane(prober: &mut Option<Prober>) -> Probe {
+    let Some(mut p) = prober.take() else {
+        return Probe::exited();
+    };
+    match tokio::task::spawn_blocking(move || (p.probe(), p)).await {
+        Ok((probe, p)) => {
+            *prober = Some(p);
+            probe
+        }
+        // A probe never panics; were it to, the pane reads as exited.
+        Err(_) => Probe::exited(),
     }
-    tokio::task::spawn_blocking(move || process::probe(pid))
-        .await
-        .unwrap_or_else(|_| process::probe(0))
 }
 
 /// The exit watch on the foreground process `probe` names, kept when it
@@ -349,8 +355,9 @@ struct Waiter {
     watch: Watch,
     stream: Stream,
     tracker: Tracker,
-    /// The pane's process.
+    /// The pane's process, and its prober (`None` once dead).
     pid: u32,
+    prober: Option<Prober>,
     pane_exit: Option<ExitWatch>,
     /// The foreground process (when it is not the pane's) and its end.
     fg_exit: Option<(u32, ExitWatch)>,
@@ -377,7 +384,8 @@ impl Waiter {
         let dead = pane_dead(target, watch.id).await?;
         // Watch for the end before the first look, so an end in between counts.
         let pane_exit = if dead { None } else { ExitWatch::new(pid) };
-        let entry = probe_pane(pid, dead).await;
+        let mut prober = (!dead && pid != 0).then(|| Prober::new(pid));
+        let entry = probe_pane(&mut prober).await;
         let fg_exit = foreground_watch(None, &entry, pid);
         let mut tracker = Tracker::new(wanted, idle, started, entry);
         tracker.gone = dead;
@@ -386,6 +394,7 @@ impl Waiter {
             stream,
             tracker,
             pid,
+            prober,
             pane_exit,
             fg_exit,
         })
@@ -418,7 +427,7 @@ impl Waiter {
     }
 
     async fn probe(&mut self, now: Instant) {
-        let probe = probe_pane(self.pid, false).await;
+        let probe = probe_pane(&mut self.prober).await;
         self.fg_exit = foreground_watch(self.fg_exit.take(), &probe, self.pid);
         self.tracker.probed(probe, now);
     }
@@ -541,6 +550,7 @@ pub(super) async fn wait_for_state(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::process;
 
     fn probe(activity: Activity) -> Probe {
         Probe {
