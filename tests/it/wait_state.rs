@@ -200,6 +200,14 @@ async fn tool_states_in(shell: &str, comm: &str) {
     assert_eq!(input["state"], "input", "{input}");
     assert_eq!(input["foreground_command"], "cat");
     assert_ne!(input["foreground_pid"], pid);
+    // Still reading: true at entry, so a second wait answers at once.
+    let again = wait_state(
+        &svc,
+        json!({"pane_id": pane, "states": ["input"], "timeout": 10}),
+    )
+    .await;
+    assert_eq!(again["state"], "input", "{again}");
+    assert_eq!(again["foreground_pid"], input["foreground_pid"]);
 
     let wait = armed(
         &svc,
@@ -241,6 +249,13 @@ async fn wait_for_state_in_bash() {
 async fn wait_for_state_in_zsh() {
     if shell_installed("zsh", "wait_for_state") {
         tool_states_in("zsh -f", "zsh").await;
+    }
+}
+
+#[tokio::test]
+async fn wait_for_state_in_fish() {
+    if shell_installed("fish", "wait_for_state") {
+        tool_states_in("fish --no-config", "fish").await;
     }
 }
 
