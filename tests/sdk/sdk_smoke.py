@@ -270,6 +270,9 @@ async def scenario(s, client):
     except Exception as e:  # noqa: BLE001
         s.called.add("wait_for_text")
         report("call wait_for_text", False, f"{type(e).__name__}: {e}")
+    # wait_for_state: the shell is back at its prompt after the echo.
+    await s.call("wait_for_state", {"pane_id": pane, "states": ["prompt"], "timeout": 10},
+                 lambda v: expect(v["state"] == "prompt" and v["found"], f"got {v}"))
     pipe_file = os.path.join(tempfile.gettempdir(), f"tmuxmcp-sdk-{os.getpid()}.log")
     await s.call("pipe_pane", {"pane_id": pane, "output_path": pipe_file, "append": False})
     await s.call("pipe_pane", {"pane_id": pane})
