@@ -24,7 +24,7 @@ use crate::support::{BOUND, PrivateTmux, finish, ok, shared, start_armed};
 
 /// What a client was sent, per pane.
 #[derive(Default)]
-struct Seen {
+pub struct Seen {
     bytes: Mutex<HashMap<PaneId, usize>>,
     /// `%pause` notices per pane.
     paused: Mutex<HashMap<PaneId, usize>>,
@@ -47,7 +47,7 @@ impl Observer for Seen {
 }
 
 impl Seen {
-    fn bytes(&self, pane: PaneId) -> usize {
+    pub fn bytes(&self, pane: PaneId) -> usize {
         self.bytes.lock().unwrap().get(&pane).copied().unwrap_or(0)
     }
 
@@ -56,7 +56,7 @@ impl Seen {
     }
 
     /// Waits for a `%pause` of `pane` beyond the first `seen` ones.
-    async fn until_paused(&self, pane: PaneId, seen: usize) {
+    pub async fn until_paused(&self, pane: PaneId, seen: usize) {
         let paused = async {
             loop {
                 let changed = self.changed.notified();
@@ -72,18 +72,18 @@ impl Seen {
     }
 }
 
-fn pane(tmux: &PrivateTmux, target: &str) -> PaneId {
+pub fn pane(tmux: &PrivateTmux, target: &str) -> PaneId {
     let id = tmux.cmd(&["display-message", "-p", "-t", target, "#{pane_id}"]);
     PaneId::parse(id.trim().as_bytes()).expect("a pane id")
 }
 
 /// Splits session `main`'s window, leaving the active pane as it was.
-fn split(tmux: &PrivateTmux) -> PaneId {
+pub fn split(tmux: &PrivateTmux) -> PaneId {
     let id = tmux.cmd(&["split-window", "-d", "-t", "main", "-P", "-F", "#{pane_id}"]);
     PaneId::parse(id.trim().as_bytes()).expect("a pane id")
 }
 
-fn version(tmux: &PrivateTmux) -> Version {
+pub fn version(tmux: &PrivateTmux) -> Version {
     Version::parse(
         tmux.cmd(&["display-message", "-p", "#{version}"])
             .as_bytes(),
@@ -97,6 +97,16 @@ async fn client(tmux: &PrivateTmux, role: Role, features: Features) -> (Connecti
         tmux_bin: "tmux".into(),
         socket: tmux.socket_path(),
     };
+    client_over(&transport, tmux, role, features).await
+}
+
+/// [`client`] through `transport` (ssh, in `ssh_live`).
+pub async fn client_over(
+    transport: &dyn Transport,
+    tmux: &PrivateTmux,
+    role: Role,
+    features: Features,
+) -> (Connection, Arc<Seen>) {
     let session = SessionId::parse(
         tmux.cmd(&["display-message", "-p", "-t", "main", "#{session_id}"])
             .trim()
@@ -123,7 +133,7 @@ async fn client(tmux: &PrivateTmux, role: Role, features: Features) -> (Connecti
 /// Types `text` into `target` and waits until the pane's screen, captured
 /// on `client`, shows `marker`: by then tmux has sent `client` every
 /// `%output` it will ever send for it.
-async fn print_and_settle(
+pub async fn print_and_settle(
     tmux: &PrivateTmux,
     client: &Connection,
     target: PaneId,

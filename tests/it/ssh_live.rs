@@ -263,3 +263,56 @@ impl Drop for KillServer {
             .output();
     }
 }
+
+/// Muting works over ssh as locally: the streaming client, an `ssh … tmux
+/// -C` process, is sent the output of the leased pane only (the bandwidth
+/// a neighbour's flood would cost).
+#[tokio::test]
+async fn unwatched_remote_panes_are_muted() {
+    use crate::quiet_live::{client_over, pane, print_and_settle, split, version};
+    use tmux_mcp::config::Host;
+    use tmux_mcp::tmux::connection::Role;
+    use tmux_mcp::tmux::ssh::{Ssh, SshHost, SshTransport};
+    use tmux_mcp::tmux::version::Features;
+
+    let Some(remote) = Remote::start() else {
+        return;
+    };
+    let features = Features::of(version(&remote.tmux));
+    if !features.mute {
+        eprintln!("SKIPPED: tmux {} cannot mute panes", version(&remote.tmux));
+        return;
+    }
+    let watched = pane(&remote.tmux, "main");
+    let other = split(&remote.tmux);
+    let host = Host {
+        alias: "loop".into(),
+        destination: "loop".into(),
+    };
+    let transport = SshTransport {
+        host: SshHost::new(Ssh::new(remote.sshd.ssh(), Duration::from_secs(5)), host),
+        socket: Some(remote.tmux.name.clone()),
+    };
+    let (client, seen) = client_over(&transport, &remote.tmux, Role::Streaming, features).await;
+    assert!(
+        !remote.sshd.clients("attach-session").is_empty(),
+        "not over ssh"
+    );
+    let _lease = client.stream(watched);
+    seen.until_paused(other, 0).await;
+    print_and_settle(
+        &remote.tmux,
+        &client,
+        other,
+        "echo un''watched",
+        "unwatched",
+    )
+    .await;
+    print_and_settle(&remote.tmux, &client, watched, "echo wat''ched", "watched").await;
+    assert_eq!(seen.bytes(other), 0, "an unwatched pane's output was sent");
+    assert!(
+        seen.bytes(watched) > 0,
+        "the leased pane's output was not sent"
+    );
+    transport.host.close().await;
+}
