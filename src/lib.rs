@@ -19,7 +19,9 @@
 //!   one shared ssh connection.
 //! - [`panes`]: sans-IO per-pane state, knowing nothing of tmux: the
 //!   output ring (absolute offsets, bounded), the line view (escapes
-//!   stripped, `\r` applied) waiters match, and a waiter's [`panes::Follower`].
+//!   stripped, `\r` applied) waiters match, a waiter's [`panes::Follower`],
+//!   and the OSC sequences found in a stream ([`panes::osc`]): a shell's
+//!   OSC 133 marks ([`panes::marks`]) and run_command's markers.
 //! - [`ids`]: the pane, window and session ids both sides name.
 //! - [`process`]: what a pane's process is doing, from the OS (`/proc`):
 //!   at its prompt, waiting for input, running, exited. Knows nothing of tmux.

@@ -213,6 +213,39 @@ fn ended_the_shell(e: &ToolError) -> bool {
     )
 }
 
+/// What the pane does once the reading stopped (`collected`), and what
+/// to tell the agent: back at the prompt; or, when the command did not end,
+/// what the pane does; or the live shell ended by the command.
+async fn settle(
+    collected: ToolResult<bool>,
+    watch: &mut Watch,
+    target: &Target,
+    span: &Span,
+    run: &Checked<'_>,
+) -> ToolResult<(bool, PaneState, Option<String>)> {
+    Ok(match collected {
+        Ok(missed) if span.ended.is_some() => {
+            prompt::await_prompt(watch, span.after_end).await;
+            let unknown = matches!(span.ended, Some((_, None)));
+            let note = unknown.then(|| NO_STATUS.to_owned());
+            (missed, PaneState::Prompt, note)
+        }
+        Ok(missed) => {
+            let (state, mut note) = state::after_timeout(target, watch, !run.subshell).await;
+            // A marking shell prints `C` before it runs anything.
+            if span.by_marks() && span.output_from.is_none() && state != PaneState::Exited {
+                note = UNMARKED.to_owned();
+            }
+            (missed, state, Some(note))
+        }
+        Err(e) if !run.subshell && ended_the_shell(&e) => {
+            let note = format!("the command ended the pane's shell: {}", e.message);
+            (false, PaneState::Exited, Some(note))
+        }
+        Err(e) => return Err(e),
+    })
+}
+
 async fn run_command(
     app: Arc<App>,
     target: Target,
@@ -243,30 +276,7 @@ async fn run_command(
         &mut output,
     )
     .await;
-    let (missed, pane_state, note) = match collected {
-        Ok(missed) if span.ended.is_some() => {
-            prompt::await_prompt(&mut watch, span.after_end).await;
-            let unknown = matches!(span.ended, Some((_, None)));
-            (
-                missed,
-                PaneState::Prompt,
-                unknown.then(|| NO_STATUS.to_owned()),
-            )
-        }
-        Ok(missed) => {
-            let (state, mut note) = state::after_timeout(&target, &watch, !run.subshell).await;
-            // A marking shell prints `C` before it runs anything.
-            if span.by_marks() && span.output_from.is_none() && state != PaneState::Exited {
-                note = UNMARKED.to_owned();
-            }
-            (missed, state, Some(note))
-        }
-        Err(e) if !run.subshell && ended_the_shell(&e) => {
-            let note = format!("the command ended the pane's shell: {}", e.message);
-            (false, PaneState::Exited, Some(note))
-        }
-        Err(e) => return Err(e),
-    };
+    let (missed, pane_state, note) = settle(collected, &mut watch, &target, &span, &run).await?;
     let cursor = span.output_from.map(|from| {
         Cursor {
             pane: watch.id,
