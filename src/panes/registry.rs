@@ -166,6 +166,14 @@ impl Panes {
                 pane.bump();
             }
         });
+        // Recordings nobody follows any more are released with the client
+        // (it detaches when nothing was watched for the idle time): memory
+        // is held only for panes that are streamed. A cursor into one reads
+        // on from a new recording, with lines_missed.
+        self.panes
+            .lock()
+            .expect("panes lock")
+            .retain(|_, pane| Arc::strong_count(pane) > 1 || pane.lock().session != session);
     }
 
     /// The server was replaced by a new one (its pane ids start again):
@@ -221,9 +229,20 @@ mod tests {
         rx.borrow_and_update();
         assert_eq!(panes.position(PaneId(1)), Some(4));
         assert_eq!(pane.lock().ring.read(0, 100).head, b"kept");
+        panes.watch(PaneId(2), SessionId(0));
+        panes.watch(PaneId(3), SessionId(4));
         panes.client_gone(SessionId(0));
         assert!(rx.has_changed().unwrap());
         assert!(pane.lock().orphaned);
+        assert!(
+            panes.get(PaneId(1)).is_some(),
+            "a followed recording is kept"
+        );
+        assert!(
+            panes.get(PaneId(2)).is_none(),
+            "an idle one goes with its client"
+        );
+        assert!(panes.get(PaneId(3)).is_some(), "another session's stays");
     }
 
     #[test]

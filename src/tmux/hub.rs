@@ -473,7 +473,9 @@ impl Hub {
             return (Some(cell.clone()), None);
         }
         let mut evicted = None;
-        if clients.streams.len() >= self.limits.streaming_clients {
+        let known = *self.version.lock().expect("version lock");
+        let bounded = Features::of(known.unwrap_or(Version::UNKNOWN)).evict;
+        if bounded && clients.streams.len() >= self.limits.streaming_clients {
             let idle = clients
                 .streams
                 .iter()
@@ -842,6 +844,17 @@ mod tests {
             limits,
             scripted.clone(),
         );
+        hub.learn_version(Some(b"3.3a"));
+        // Before 3.5 clients are never detached to make room (see
+        // Features::evict): the bound does not hold.
+        let old = hub.try_stream(SessionId(8), PaneId(8)).await.unwrap();
+        let past = hub.try_stream(SessionId(9), PaneId(9)).await.unwrap();
+        assert!(old.is_some() && past.is_some());
+        drop((old, past));
+        hub.shutdown().await;
+        hub.learn_version(Some(b"3.7b"));
+        assert_eq!(opens.recv().await, Some(SessionId(8)));
+        assert_eq!(opens.recv().await, Some(SessionId(9)));
         let first = hub.stream(SessionId(0), PaneId(0)).await.unwrap();
         assert_eq!(opens.recv().await, Some(SessionId(0)));
         let freed = hub.slot_freed();

@@ -17,8 +17,10 @@
 //! the screen) lets a flooding pane be paused too: when it prints faster
 //! than [`FLOOD_BYTES`] per [`FLOOD_WINDOW`], it is paused for a while
 //! (doubling from [`FLOOD_PAUSE_FIRST`] to [`FLOOD_PAUSE_MAX`]), then
-//! resumed; the pause and resume are gaps in the recording, after which
-//! the waiter matches the screen. Nothing is skipped silently.
+//! resumed; output within [`FLOOD_WINDOW`] of a resume means the flood goes
+//! on, and the pane is paused again at its first chunk. The pause and
+//! resume are gaps in the recording, after which the waiter matches the
+//! screen. Nothing is skipped silently.
 //!
 //! All of this runs on the client's reader task or on a lease's drop: the
 //! commands are written without waiting for their replies, under the lock
@@ -83,6 +85,9 @@ struct Flood {
     bytes: usize,
     /// Paused for a flood: which pause.
     paused: Option<u64>,
+    /// When the last flood pause ended: output this soon after it means the
+    /// flood goes on, and the pane is paused again at once.
+    resumed: Option<Instant>,
     next_pause: Option<Duration>,
 }
 
@@ -193,7 +198,12 @@ impl Quiet {
         }
         let now = Instant::now();
         let flood = &mut want.flood;
+        let still_flooding = flood
+            .resumed
+            .take()
+            .is_some_and(|at| now.duration_since(at) < FLOOD_WINDOW);
         match flood.window_start {
+            _ if still_flooding => flood.bytes = FLOOD_BYTES,
             Some(start) if now.duration_since(start) < FLOOD_WINDOW => flood.bytes += bytes,
             window => {
                 if window.is_some() && flood.bytes < FLOOD_BYTES {
@@ -230,6 +240,7 @@ impl Quiet {
             want.flood.paused = None;
             want.flood.window_start = None;
             want.flood.bytes = 0;
+            want.flood.resumed = Some(Instant::now());
             self.set(pane, "continue");
         }
     }

@@ -84,6 +84,13 @@ pub struct Features {
     /// flood costs its pane about 2.4× its time instead of about 1.35×, so
     /// a watched flood is paused sooner.
     pub slow_output: bool,
+    /// An idle streaming client may be detached to make room for another
+    /// session's (3.5 on). tmux 3.3a crashed (SIGSEGV, seen in three runs
+    /// of twenty sessions' waits over four streaming slots) when a client
+    /// was detached and another attached while waits were in flight; 3.5a
+    /// and 3.7b did not. Before 3.5 every watched session keeps a client of
+    /// its own until it is idle for the idle-detach time (3.4 untested).
+    pub evict: bool,
 }
 
 impl Features {
@@ -91,6 +98,7 @@ impl Features {
         Features {
             mute: version >= Version::new(3, 2),
             slow_output: version < Version::new(3, 7),
+            evict: version >= Version::new(3, 5),
         }
     }
 }
@@ -127,5 +135,6 @@ mod tests {
         assert!(!Features::of(Version::UNKNOWN).mute);
         assert!(!f("3.1c").mute && f("3.2").mute && f("3.3a").mute);
         assert!(f("3.6b").slow_output && !f("3.7").slow_output && !f("3.7b").slow_output);
+        assert!(!f("3.3a").evict && !f("3.4").evict && f("3.5a").evict && f("3.7b").evict);
     }
 }
