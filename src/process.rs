@@ -55,7 +55,8 @@
 //!
 //! Without `/proc`, only whether the pane's process still exists is known
 //! (`kill(pid, 0)`): `observable` is `["exited"]`, and the caller falls
-//! back to what tmux reports (`pane_current_command`).
+//! back to what tmux reports (`pane_current_command`; `wait_for_state`
+//! then reports [`OBSERVE_COMMAND`]).
 
 /// What a pane is doing, from the operating system's side.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -102,6 +103,9 @@ pub const OBSERVE_ALL: &[&str] = &["prompt", "input", "running", "exited"];
 pub const OBSERVE_NO_INPUT: &[&str] = &["prompt", "running", "exited"];
 /// No `/proc`: only whether the process exists.
 pub const OBSERVE_EXITED: &[&str] = &["exited"];
+/// No `/proc`, but the caller asked the terminal's owner (tmux's
+/// `pane_current_command`) which command holds the foreground.
+pub const OBSERVE_COMMAND: &[&str] = &["prompt", "running", "exited"];
 
 /// Shells that read every command line in canonical mode (no line
 /// editor), so a terminal read there is their prompt, not `read`.

@@ -16,6 +16,11 @@
 //! ending is noticed at the next settle point only (a question is nearly
 //! always printed first, and printing restarts the settle points).
 //!
+//! Without `/proc` (not Linux) the probe only knows whether the process
+//! lives; then tmux's `pane_current_command` stands in: the pane's
+//! `default-shell` there is the prompt, anything else runs, and `input` is
+//! not in `observable_states`.
+//!
 //! `bell` comes from the pane's own output stream (see
 //! [`crate::panes::bell`]); `idle` counts silence from the call's start
 //! (what the pane printed before is not timed).
@@ -30,7 +35,7 @@ use tokio::time::Instant;
 use super::{Pace, TailBuf, Woke, bounded_tail, seconds};
 use crate::mcp::CallContext;
 use crate::panes::{BellScanner, LineView};
-use crate::process::{Activity, ExitWatch, Probe, Prober};
+use crate::process::{self, Activity, ExitWatch, Probe, Prober};
 use crate::tmux::format::Schema;
 use crate::tmux::{Command, PaneId};
 use crate::tools::observe::{MAX_LINE, Watch, watch_pane};
@@ -335,6 +340,55 @@ async fn probe_pane(prober: &mut Option<Prober>) -> Probe {
     }
 }
 
+/// Where the OS says nothing but that the process lives (no `/proc`),
+/// what tmux says: the foreground command (`pane_current_command`) is the
+/// pane's shell (`default-shell`) at a prompt, anything else runs.
+#[derive(Default)]
+struct Foreground {
+    command: String,
+    shell: String,
+}
+
+const FOREGROUND: Schema<Foreground> = Schema(&[
+    ("pane_current_command", |f, v| f.command = v.into()),
+    ("default-shell", |f, v| f.shell = v.into()),
+]);
+
+async fn with_tmux_command(target: &Target, id: PaneId, probe: Probe) -> Probe {
+    if probe.observable != process::OBSERVE_EXITED || probe.activity == Activity::Exited {
+        return probe;
+    }
+    let cmd = Command::new("display-message")
+        .flag("-p")
+        .target(id)
+        .arg(FOREGROUND.template());
+    let Ok(lines) = target.run(cmd).await else {
+        return probe;
+    };
+    match FOREGROUND.parse(&lines).into_iter().next() {
+        Some(f) => from_command(&f.command, &f.shell),
+        None => probe,
+    }
+}
+
+/// The activity tmux's view gives: `command` is the foreground process's
+/// name, `shell` the path of the shell panes start (a login shell's name
+/// may carry a leading `-`).
+fn from_command(command: &str, shell: &str) -> Probe {
+    let shell = shell.rsplit('/').next().unwrap_or(shell);
+    let at_prompt = !command.is_empty() && command.trim_start_matches('-') == shell;
+    Probe {
+        activity: if at_prompt {
+            Activity::Prompt
+        } else {
+            Activity::Running
+        },
+        foreground_pid: None,
+        foreground_command: (!command.is_empty()).then(|| command.to_owned()),
+        observable: process::OBSERVE_COMMAND,
+    }
+}
+
 /// The exit watch on the foreground process `probe` names, kept when it
 /// is the same process.
 fn foreground_watch(
@@ -386,6 +440,7 @@ impl Waiter {
         let pane_exit = if dead { None } else { ExitWatch::new(pid) };
         let mut prober = (!dead && pid != 0).then(|| Prober::new(pid));
         let entry = probe_pane(&mut prober).await;
+        let entry = with_tmux_command(target, watch.id, entry).await;
         let fg_exit = foreground_watch(None, &entry, pid);
         let mut tracker = Tracker::new(wanted, idle, started, entry);
         tracker.gone = dead;
@@ -421,13 +476,14 @@ impl Waiter {
             self.tracker.gone = true;
         }
         if self.tracker.probe_due(now) && !self.tracker.gone {
-            self.probe(now).await;
+            self.probe(target, now).await;
         }
         Ok(self.tracker.verdict(now))
     }
 
-    async fn probe(&mut self, now: Instant) {
+    async fn probe(&mut self, target: &Target, now: Instant) {
         let probe = probe_pane(&mut self.prober).await;
+        let probe = with_tmux_command(target, self.watch.id, probe).await;
         self.fg_exit = foreground_watch(self.fg_exit.take(), &probe, self.pid);
         self.tracker.probed(probe, now);
     }
@@ -455,10 +511,10 @@ impl Waiter {
 
     /// A watched process ended: its watch is dropped (it would wake every
     /// sleep from here on), then the pane is looked at.
-    async fn process_ended(&mut self) {
+    async fn process_ended(&mut self, target: &Target) {
         self.pane_exit = self.pane_exit.take().filter(|w| !w.has_exited());
         self.fg_exit = self.fg_exit.take().filter(|(_, w)| !w.has_exited());
-        self.probe(Instant::now()).await;
+        self.probe(target, Instant::now()).await;
     }
 
     async fn result(&mut self, state: Option<PaneState>, pace: &Pace) -> WaitForStateResult {
@@ -541,7 +597,7 @@ pub(super) async fn wait_for_state(
                     "wait_for_state was cancelled",
                 ));
             }
-            Woke::Changed(Wake::ProcessEnded) => waiter.process_ended().await,
+            Woke::Changed(Wake::ProcessEnded) => waiter.process_ended(&target).await,
             Woke::Changed(Wake::Pane | Wake::Timer) | Woke::Tick | Woke::Deadline => {}
         }
     }
@@ -550,7 +606,6 @@ pub(super) async fn wait_for_state(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::process;
 
     fn probe(activity: Activity) -> Probe {
         Probe {
@@ -637,6 +692,21 @@ mod tests {
         // Running is never a state to wait for.
         let t = tracker(&[PaneState::Prompt], 1000, t0, Activity::Running);
         assert_eq!(t.verdict(t0 + Duration::from_secs(60)), None);
+    }
+
+    #[test]
+    fn without_proc_tmux_says_whether_the_shell_holds_the_pane() {
+        let at_prompt = from_command("-zsh", "/bin/zsh");
+        assert_eq!(at_prompt.activity, Activity::Prompt);
+        assert_eq!(at_prompt.foreground_command.as_deref(), Some("-zsh"));
+        assert_eq!(
+            from_command("bash", "/usr/local/bin/bash").activity,
+            Activity::Prompt
+        );
+        let running = from_command("make", "/bin/bash");
+        assert_eq!(running.activity, Activity::Running);
+        assert_eq!(running.observable, process::OBSERVE_COMMAND);
+        assert_eq!(from_command("", "/bin/sh").activity, Activity::Running);
     }
 
     #[test]
