@@ -5,7 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
+use tmux_mcp::tools::TmuxService;
 use tokio_util::sync::CancellationToken;
 
 use crate::pane_clean_live::{at_prompt, shell_pane, transcript};
@@ -16,26 +17,31 @@ use crate::support::{BOUND, PrivateTmux, call, err, ok, start_armed};
 /// `PROMPT_COMMAND`), as bash's integration scripts do.
 const MARKED_BASH: &str = r#"env PS1='\[\e]133;A\a\]$ \[\e]133;B\a\]' PS0='\e]133;C\a' PROMPT_COMMAND='printf "\033]133;D;%s\007" $?' bash --norc --noprofile"#;
 
+/// The first two commands in the live shell of a marking shell: the
+/// first is wrapped (before it nothing of the pane was recorded, so its
+/// marks were not seen yet; the prompt after it is), the second is read
+/// by the marks. Returns the second's result.
+async fn first_marked_run(svc: &TmuxService, pane: &str) -> Value {
+    let live = |command: &str| json!({"pane_id": pane, "command": command, "timeout": 10, "in_subshell": false});
+    let r = ok(svc, "run_command", live("echo first")).await;
+    assert_eq!(r["output"], json!(["first"]), "{r}");
+    let r = ok(svc, "run_command", live("echo marked; (exit 4)")).await;
+    let got = (
+        r["exit_status"].clone(),
+        r["output"].clone(),
+        r["shell_marks"].clone(),
+    );
+    assert_eq!(got, (json!(4), json!(["marked"]), json!(true)), "{r}");
+    r
+}
+
 #[tokio::test]
 async fn run_command_reads_a_marking_shell_with_no_wrapper() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
     let pane = shell_pane(&tmux, "marked", MARKED_BASH).await;
     let live = |command: &str| json!({"pane_id": pane, "command": command, "timeout": 10, "in_subshell": false});
-    // Before the first call nothing of the pane was recorded, so its marks
-    // were not seen yet; the prompt after it is.
-    let r = ok(&svc, "run_command", live("echo first")).await;
-    assert_eq!(r["output"], json!(["first"]), "{r}");
-    let r = ok(&svc, "run_command", live("echo marked; (exit 4)")).await;
-    assert_eq!(
-        (
-            r["exit_status"].clone(),
-            r["output"].clone(),
-            r["shell_marks"].clone()
-        ),
-        (json!(4), json!(["marked"]), json!(true)),
-        "{r}"
-    );
+    let r = first_marked_run(&svc, &pane).await;
     let page = ok(&svc, "capture_since", json!({"cursor": r["cursor"]})).await;
     assert_eq!(
         page["lines"],
@@ -209,4 +215,46 @@ fn keeps_line_marks(version: &str) -> bool {
         .and_then(|p| p.parse().ok())
         .unwrap_or(0);
     (major, minor) >= (3, 7)
+}
+
+/// zsh with its hooks marking prompt and commands (`precmd`, `preexec`),
+/// as zsh's integration scripts do: the same, with no wrapper.
+#[tokio::test]
+async fn run_command_reads_a_marking_zsh_with_no_wrapper() {
+    if !crate::support::shell_installed("zsh", "shell marks") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("tmux-mcp-zsh-marks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rc = r#"PS1=$'%{\e]133;A\a%}$ %{\e]133;B\a%}'
+precmd() { print -n "\e]133;D;$?\a" }
+preexec() { print -n "\e]133;C\a" }
+"#;
+    std::fs::write(dir.join(".zshrc"), rc).unwrap();
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let start = format!("env ZDOTDIR={} zsh", dir.display());
+    let pane = shell_pane(&tmux, "marked-zsh", &start).await;
+    let live = |command: &str| json!({"pane_id": pane, "command": command, "timeout": 10, "in_subshell": false});
+    first_marked_run(&svc, &pane).await;
+    // zsh's PROMPT_SP comes before its D mark, and is not output.
+    let r = ok(&svc, "run_command", live("printf no-newline")).await;
+    let got = (r["output"].clone(), r["shell_marks"].clone());
+    assert_eq!(got, (json!(["no-newline"]), json!(true)), "{r}");
+    ok(&svc, "run_command", live("cd /")).await;
+    let r = ok(&svc, "run_command", live("pwd")).await;
+    assert_eq!(
+        (r["output"].clone(), r["shell_marks"].clone()),
+        (json!(["/"]), json!(true))
+    );
+    let lines = at_prompt(&tmux, &pane).await.join("\n");
+    assert!(
+        lines.contains("$  echo marked; (exit 4)\nmarked\n"),
+        "{lines}"
+    );
+    assert!(
+        !lines.contains("6973") && !lines.contains("printf '"),
+        "{lines}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

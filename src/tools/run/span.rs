@@ -9,6 +9,10 @@
 //! the command's first output byte: the cursor a result carries for
 //! `capture_since`.
 
+use std::sync::LazyLock;
+
+use regex::bytes::Regex;
+
 use super::super::bounded::HeadTail;
 use super::super::observe::{MAX_LINE, Watch};
 use super::super::wait::{Pace, Woke};
@@ -82,6 +86,27 @@ pub(super) struct Span {
     pub ended: Option<(u64, Option<i64>)>,
     /// Ring offset just past the end delimiter.
     pub after_end: u64,
+    /// By marks: the output's last line, held until a newline or the end,
+    /// so that zsh's `PROMPT_SP` (printed before its `D` mark) is cut off.
+    held: Vec<u8>,
+}
+
+/// Most bytes of a last line held back (zsh's `PROMPT_SP` is a pane's
+/// width of spaces).
+const MAX_HELD: usize = 8 * 1024;
+
+/// zsh's `PROMPT_SP`, which it prints after a command and before its
+/// prompt hooks: the end-of-line mark (`%` or `#`, in reverse video), the
+/// rest of the row in spaces, and `\r \r`.
+static PROMPT_SP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:\x1b\[[0-9;]*m)*[%#](?:\x1b\[[0-9;]*m)* *\r \r\z").expect("valid regex")
+});
+
+/// Feeds `held` with zsh's `PROMPT_SP` cut off its end.
+fn feed_without_prompt_sp(held: &mut Vec<u8>, feed: &mut impl FnMut(&[u8])) {
+    let end = PROMPT_SP.find(held).map_or(held.len(), |m| m.start());
+    feed(&held[..end]);
+    held.clear();
 }
 
 impl Span {
@@ -92,7 +117,14 @@ impl Span {
             output_from: None,
             ended: None,
             after_end: 0,
+            held: Vec::new(),
         }
+    }
+
+    /// Feeds what is held back (the deadline came first).
+    pub fn flush(&mut self, feed: &mut impl FnMut(&[u8])) {
+        feed(&self.held);
+        self.held.clear();
     }
 
     pub fn by_marks(&self) -> bool {
@@ -108,7 +140,9 @@ impl Span {
             output_from,
             ended,
             after_end,
+            held,
         } = self;
+        let marks = matches!(delimiters, Delimiters::Marks);
         if gap {
             scanner.reset();
         }
@@ -117,6 +151,17 @@ impl Span {
                 return;
             }
             match piece {
+                Piece::Text(_, bytes) if output_from.is_some() && marks => {
+                    held.extend_from_slice(bytes);
+                    if let Some(nl) = memchr::memrchr(b'\n', held) {
+                        feed(&held[..=nl]);
+                        held.drain(..=nl);
+                    }
+                    if held.len() > MAX_HELD {
+                        feed(held);
+                        held.clear();
+                    }
+                }
                 Piece::Text(_, bytes) if output_from.is_some() => feed(bytes),
                 Piece::Text(..) => {}
                 Piece::Osc(osc) => match delimiters.read(&osc) {
@@ -128,10 +173,12 @@ impl Span {
                     {
                         *ended = Some((osc.at, status));
                         *after_end = osc.end;
+                        feed_without_prompt_sp(held, feed);
                     }
                     Some(Found::Prompt) if output_from.is_some() => {
                         *ended = Some((osc.at, None));
                         *after_end = osc.end;
+                        feed_without_prompt_sp(held, feed);
                     }
                     _ => {}
                 },
@@ -170,6 +217,7 @@ pub(super) async fn collect(
             watch.check_alive(target).await?;
         }
         if span.ended.is_some() || pace.expired() {
+            span.flush(&mut |bytes| view.feed(bytes, &mut |line| output.push(line)));
             if !view.partial().is_empty() {
                 // Output without a final newline.
                 output.push(view.partial());
@@ -242,6 +290,13 @@ mod tests {
         let stream = b"\x1b]133;A\x07x\r\n\x1b]133;C\x07\x1b]133;A\x07$ ";
         let (out, from, ended) = scan_split(Delimiters::Marks, stream, 0);
         assert_eq!((out, from, ended), (vec![], Some(119), Some((119, None))));
+        // zsh's PROMPT_SP before its D mark is no output.
+        let stream = b"\x1b]133;C\x07no-newline\x1b[1m\x1b[7m#\x1b[27m\x1b[1m\x1b[0m    \r \r\x1b]133;D;0\x07";
+        for split in 0..=stream.len() {
+            let (out, _, ended) = scan_split(Delimiters::Marks, stream, split);
+            assert_eq!(out, b"no-newline", "split {split}");
+            assert!(ended.is_some());
+        }
         // A comment runs nothing: the shell marks its end only.
         let (out, from, ended) = scan_split(Delimiters::Marks, b"# x\r\n\x1b]133;D\x07", 0);
         assert_eq!((out, from, ended), (vec![], None, Some((105, None))));
