@@ -12,11 +12,14 @@
 //! - [`tmux`]: the tmux side. [`tmux::control`] is the sans-IO control-mode
 //!   parser (bytes in, events out); [`tmux::command`] builds command lines
 //!   from typed arguments through the one quoting function;
-//!   [`tmux::connection`] is the task that owns one `tmux -C` child;
-//!   [`tmux::hub`] keeps the control clients of one tmux server and the
-//!   registry of servers by [`tmux::socket::Address`]: a local socket, or a
-//!   server on a configured host, whose processes [`tmux::ssh`] runs over
-//!   one shared ssh connection.
+//!   [`tmux::connection`] speaks control mode over one client's pipe;
+//!   [`tmux::hub`] keeps the control clients of one tmux server (one that
+//!   runs commands and is sent no output, and a bounded set that stream the
+//!   watched panes of their session) and the registry of servers by
+//!   [`tmux::socket::Address`]: a local socket, or a server on a configured
+//!   host, whose processes [`tmux::ssh`] runs over one shared ssh
+//!   connection. [`tmux::quiet`] pauses every pane nothing watches;
+//!   [`tmux::version`] is the one place behaviour differs by tmux release.
 //! - [`panes`]: sans-IO per-pane state, knowing nothing of tmux: the
 //!   output ring (absolute offsets, bounded), the line view (escapes
 //!   stripped, `\r` applied) waiters match, a waiter's [`panes::Follower`],
@@ -31,8 +34,10 @@
 //!
 //! # A byte's path, from tmux to a waiting call
 //!
-//! 1. tmux writes `%output %3 …` on a control client's stdout; the
-//!    connection's `Reader::run` (`tmux/connection.rs`) reads it.
+//! 1. tmux writes `%output %3 …` on the stdout of the streaming client of
+//!    `%3`'s session (a lease, taken by the waiting call's `Watch`, keeps
+//!    `%3` unpaused there); the connection's `Reader::run`
+//!    (`tmux/connection.rs`) reads it.
 //! 2. [`tmux::control::Parser::push`] decodes it into an `Event::Output`.
 //! 3. The reader hands it to its `Observer`: the `impl Observer for Panes`
 //!    in `tmux/output.rs` calls [`panes::registry::Panes::output`].
