@@ -98,7 +98,8 @@ class Mcp:
     def armed(self, tokens, bound=120):
         with self.cond:
             if not self.cond.wait_for(lambda: tokens <= self.progress, bound):
-                sys.exit(f"{len(tokens - self.progress)} waits never armed")
+                errors = [str(a)[:300] for a in self.answers.values()][:3]
+                sys.exit(f"{len(tokens - self.progress)} waits never armed; answers: {errors}")
 
     def close(self):
         self.proc.stdin.close()

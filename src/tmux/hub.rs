@@ -474,7 +474,7 @@ impl Hub {
         }
         let mut evicted = None;
         let known = *self.version.lock().expect("version lock");
-        let bounded = Features::of(known.unwrap_or(Version::UNKNOWN)).evict;
+        let bounded = Features::of(known.unwrap_or(Version::UNKNOWN)).detach;
         if bounded && clients.streams.len() >= self.limits.streaming_clients {
             let idle = clients
                 .streams
@@ -500,7 +500,7 @@ impl Hub {
         let setup = Setup {
             role,
             features,
-            idle_detach: self.limits.idle_detach,
+            idle_detach: self.limits.idle_detach.filter(|_| features.detach),
             idle: self.idle.clone(),
         };
         Connection::start(pipe, session, &self.limits, observer, setup).await
@@ -846,7 +846,7 @@ mod tests {
         );
         hub.learn_version(Some(b"3.3a"));
         // Before 3.5 clients are never detached to make room (see
-        // Features::evict): the bound does not hold.
+        // Features::detach): the bound does not hold.
         let old = hub.try_stream(SessionId(8), PaneId(8)).await.unwrap();
         let past = hub.try_stream(SessionId(9), PaneId(9)).await.unwrap();
         assert!(old.is_some() && past.is_some());

@@ -320,6 +320,15 @@ async fn idle_clients_detach_and_attached_counts_leave_ours_out() {
     assert_eq!(sessions[0]["session_attached"], "0", "{sessions}");
     tmux.cmd(&["send-keys", "-t", &first, "echo ready-''now", "Enter"]);
     assert_eq!(finish(wait).await["found"], true);
+    if !Features::of(version(&tmux)).detach {
+        // tmux before 3.5 crashed when our clients detached amid others:
+        // there they stay until the server exits (Features::detach).
+        eprintln!(
+            "SKIPPED: tmux {} keeps our clients attached",
+            version(&tmux)
+        );
+        return;
+    }
     // ...and once nothing is watched, both leave on their own.
     while clients(&tmux) > 0 {
         tmux.wait_for("left", BOUND).await;
