@@ -845,7 +845,7 @@ mod tests {
             scripted.clone(),
         );
         hub.learn_version(Some(b"3.3a"));
-        // Before 3.5 clients are never detached to make room (see
+        // Before 3.7 clients are never detached to make room (see
         // Features::detach): the bound does not hold.
         let old = hub.try_stream(SessionId(8), PaneId(8)).await.unwrap();
         let past = hub.try_stream(SessionId(9), PaneId(9)).await.unwrap();

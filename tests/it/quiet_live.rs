@@ -321,7 +321,7 @@ async fn idle_clients_detach_and_attached_counts_leave_ours_out() {
     tmux.cmd(&["send-keys", "-t", &first, "echo ready-''now", "Enter"]);
     assert_eq!(finish(wait).await["found"], true);
     if !Features::of(version(&tmux)).detach {
-        // tmux before 3.5 crashed when our clients detached amid others:
+        // tmux before 3.7 crashed when our clients detached amid others:
         // there they stay until the server exits (Features::detach).
         eprintln!(
             "SKIPPED: tmux {} keeps our clients attached",
