@@ -74,11 +74,11 @@ pub struct Features {
     /// run on a client that is sent no output at all.
     ///
     /// `'%N:off'` is never used, on any release: before 3.7 it can crash
-    /// the server when the pane has output queued, and from 3.4 on, when
-    /// every attached client is a control client with the pane off, tmux
-    /// stops reading the pane and its program blocks on write (measured on
-    /// 3.5a and 3.7b: `seq 1 2000000` never finished). A paused pane is
-    /// still read, so its program never waits for us.
+    /// the server when the pane has output queued, and when every attached
+    /// client is a control client with the pane off, tmux stops reading the
+    /// pane and its program blocks on write (measured: `seq 1 2000000` never
+    /// finished on 3.5a and 3.7b; 3.3a kept reading). A paused pane is still
+    /// read, so its program never waits for us.
     pub mute: bool,
     /// tmux builds `%output` one byte at a time (before 3.7): streaming a
     /// flood costs its pane about 2.4× its time instead of about 1.35×, so
