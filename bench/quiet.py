@@ -21,6 +21,7 @@ the end), with the tmux-mcp binary talking to them over MCP stdio:
 
     cargo build --release
     bench/quiet.py [--bin target/release/tmux-mcp] [--tmux tmux] [--tmux target/tmux/3.7b/bin/tmux]
+                   [--scenarios unwatched,watched,commands,sessions] [--repeat 3]
 """
 
 import argparse
@@ -151,6 +152,13 @@ class Tmux:
         return Mcp(binary, dict(os.environ, **socket_env, **env))
 
 
+def cpu_seconds(pid):
+    """User plus system CPU a process has used (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def flood(n):
     return f"seq 1 {n}"
 
@@ -172,13 +180,16 @@ def unwatched_flood(args, tmux_bin):
                     mcp.call_start("wait_for_text", {"pane_id": watched, "patterns": ["never"],
                                                      "timeout": 60}, token)
                     mcp.armed({token})
+                    cpu_before = cpu_seconds(mcp.proc.pid)
                 runs.append(tmux.timed(flooder, flood(args.lines), f"done{run}"))
+                if mode == "ours":
+                    times.setdefault("cpu", []).append(cpu_seconds(mcp.proc.pid) - cpu_before)
             finally:
                 if mcp:
                     mcp.close()
                 tmux.kill()
         times[mode] = statistics.median(runs)
-    return times["alone"], times["ours"]
+    return times["alone"], times["ours"], max(times["cpu"])
 
 
 def watched_flood(args, tmux_bin):
@@ -272,26 +283,36 @@ def main():
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--idle", type=float, default=5.0, help="TMUX_MCP_IDLE_DETACH_SECONDS")
+    parser.add_argument("--scenarios", default="unwatched,watched,commands,sessions",
+                        type=lambda v: set(v.split(",")))
     args = parser.parse_args()
     for tmux_bin in args.tmux or ["tmux"]:
         version = subprocess.run([tmux_bin, "-V"], capture_output=True, text=True).stdout.strip()
         print(f"## {version} ({tmux_bin})", flush=True)
-        alone, ours = unwatched_flood(args, tmux_bin)
-        print(f"unwatched flood (seq 1 {args.lines}): {alone:.2f} s alone, {ours:.2f} s with ours: "
-              f"{ours / alone:.2f}x", flush=True)
-        alone, ours = watched_flood(args, tmux_bin)
-        print(f"watched flood: shell alone {alone:.2f} s, wait answered after {ours:.2f} s: "
-              f"{ours / alone:.2f}x", flush=True)
-        p50, p99 = commands_under_floods(args, tmux_bin)
-        print(f"list_panes under two neighbour floods ({args.calls} calls): p50 {p50 * 1000:.1f} ms, "
-              f"p99 {p99 * 1000:.1f} ms", flush=True)
-        alone, during, after, clients, left, found, printed, answered = many_sessions(args, tmux_bin)
-        print(f"{args.sessions} watched sessions: tmux latency {alone * 1000:.1f} ms alone, "
-              f"{during * 1000:.1f} ms with every wait armed ({during / alone:.2f}x, {clients} clients "
-              f"of ours), {after * 1000:.1f} ms {args.idle:.0f} s after they ended "
-              f"({after / alone:.2f}x, {left} clients left); {found}/{args.sessions} waits found "
-              f"their marker; markers printed in {printed:.2f} s, all answered after {answered:.2f} s",
-              flush=True)
+        if "unwatched" in args.scenarios:
+            alone, ours, cpu = unwatched_flood(args, tmux_bin)
+            print(f"unwatched flood (seq 1 {args.lines}): {alone:.2f} s alone, {ours:.2f} s with ours: "
+                  f"{ours / alone:.2f}x; our server's CPU during a flood: at most {cpu:.2f} s", flush=True)
+        if "watched" in args.scenarios:
+            alone, ours = watched_flood(args, tmux_bin)
+            print(f"watched flood: shell alone {alone:.2f} s, wait answered after {ours:.2f} s: "
+                  f"{ours / alone:.2f}x", flush=True)
+        if "commands" in args.scenarios:
+            p50, p99 = commands_under_floods(args, tmux_bin)
+            print(f"list_panes under two neighbour floods ({args.calls} calls): p50 {p50 * 1000:.1f} ms, "
+                  f"p99 {p99 * 1000:.1f} ms", flush=True)
+        if "sessions" in args.scenarios:
+            print_sessions(args, tmux_bin)
+
+
+def print_sessions(args, tmux_bin):
+    alone, during, after, clients, left, found, printed, answered = many_sessions(args, tmux_bin)
+    print(f"{args.sessions} watched sessions: tmux latency {alone * 1000:.1f} ms alone, "
+          f"{during * 1000:.1f} ms with every wait armed ({during / alone:.2f}x, {clients} clients "
+          f"of ours), {after * 1000:.1f} ms {args.idle:.0f} s after they ended "
+          f"({after / alone:.2f}x, {left} clients left); {found}/{args.sessions} waits found "
+          f"their marker; markers printed in {printed:.2f} s, all answered after {answered:.2f} s",
+          flush=True)
 
 
 if __name__ == "__main__":

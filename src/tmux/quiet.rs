@@ -27,8 +27,11 @@
 //! that orders them, so the order tmux sees is the order of decisions.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+use regex::bytes::Regex;
 
 use super::connection::{Activity, Busy, Commands};
 use super::control::Event;
@@ -141,11 +144,18 @@ impl Quiet {
         let Ok(reply) = self.commands.ask(&list).await else {
             return;
         };
-        let panes: Vec<PaneId> = reply
-            .lines
-            .iter()
-            .filter_map(|l| PaneId::parse(l))
-            .collect();
+        self.mute(
+            reply
+                .lines
+                .iter()
+                .filter_map(|l| PaneId::parse(l))
+                .collect(),
+        );
+    }
+
+    /// Pauses those of `panes` nothing wants that are not paused yet, in one
+    /// command.
+    fn mute(&self, panes: Vec<PaneId>) {
         let mut state = self.state();
         let fresh: Vec<PaneId> = panes
             .into_iter()
@@ -166,7 +176,9 @@ impl Quiet {
     pub(super) fn event(self: &Arc<Self>, event: &Event) {
         match event {
             Event::Output { pane, data } => self.output(*pane, data.len()),
-            Event::WindowAdd(window) | Event::LayoutChange { window, .. } => {
+            // A layout names its panes: no need to ask tmux.
+            Event::LayoutChange { layout, .. } => self.mute(layout_panes(layout)),
+            Event::WindowAdd(window) => {
                 let window: WindowId = *window;
                 let quiet = self.clone();
                 tokio::spawn(async move {
@@ -328,6 +340,19 @@ impl Quiet {
     }
 }
 
+/// The panes a `%layout-change` layout names: its leaves are
+/// `WxH,X,Y,ID` (containers are `WxH,X,Y{…}` or `[…]`); the visible layout
+/// and flags after the first space are not read.
+fn layout_panes(layout: &[u8]) -> Vec<PaneId> {
+    static LEAF: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?:^|[,{\[])\d+x\d+,\d+,\d+,(\d+)").expect("valid regex"));
+    let layout = layout.split(|&b| b == b' ').next().unwrap_or_default();
+    LEAF.captures_iter(layout)
+        .filter_map(|c| std::str::from_utf8(&c[1]).ok()?.parse().ok())
+        .map(PaneId)
+        .collect()
+}
+
 fn need_count(want: &mut Want, need: Need) -> &mut usize {
     match need {
         Need::Exact => &mut want.exact,
@@ -379,5 +404,20 @@ impl Drop for Lease {
         if let Some(quiet) = self.quiet.take() {
             quiet.release(self.pane, self.need, None);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_layout_names_its_panes() {
+        assert_eq!(layout_panes(b"b25d,80x24,0,0,2"), [PaneId(2)]);
+        let nested: &[u8] =
+            b"c3f1,80x24,0,0{40x24,0,0,1,39x24,41,0[39x12,41,0,3,39x11,41,13,14]} c3f1,80x24,0,0,1 *";
+        assert_eq!(layout_panes(nested), [PaneId(1), PaneId(3), PaneId(14)]);
+        assert!(layout_panes(b"").is_empty());
+        assert!(layout_panes(b"junk,\xff{").is_empty());
     }
 }

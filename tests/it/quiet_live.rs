@@ -15,6 +15,7 @@ use tmux_mcp::config::Limits;
 use tmux_mcp::tmux::child::LocalTmux;
 use tmux_mcp::tmux::connection::{Connection, Observer, Role, Setup, Transport};
 use tmux_mcp::tmux::control::Event;
+use tmux_mcp::tmux::quiet::Lease;
 use tmux_mcp::tmux::version::{Features, Version};
 use tmux_mcp::tmux::{Command, PaneId, SessionId};
 use tokio::sync::Notify;
@@ -190,42 +191,55 @@ async fn only_leased_panes_are_streamed_and_new_panes_are_paused() {
     let watched = pane(&tmux, "main");
     let other = split(&tmux);
     let (client, seen) = client(&tmux, Role::Streaming, features).await;
-    let lease = client.stream(watched);
-    seen.until_paused(other, 0).await;
-    // Its first prompt may have been sent before the pause took effect.
-    let before = seen.bytes(other);
-
-    print_and_settle(&tmux, &client, other, "echo un''watched", "unwatched").await;
-    print_and_settle(&tmux, &client, watched, "echo wat''ched", "watched").await;
-    assert_eq!(
-        seen.bytes(other),
-        before,
-        "an unwatched pane's output was sent"
-    );
-    assert!(
-        seen.bytes(watched) > 0,
-        "the leased pane's output was not sent"
-    );
+    let lease = only_the_leased_pane_streams(&tmux, &client, &seen, watched, other).await;
 
     // A pane created later is paused as soon as it appears.
     let late = split(&tmux);
     seen.until_paused(late, 0).await;
-    let before = seen.bytes(late);
-    print_and_settle(&tmux, &client, late, "echo la''te", "late").await;
-    assert_eq!(
-        seen.bytes(late),
-        before,
-        "a new pane streamed after its pause"
-    );
+    assert_muted(&tmux, &client, &seen, late, "echo la''te", "late").await;
 
     // Once the lease goes, the pane is paused too.
     let pauses = seen.pauses(watched);
     drop(lease);
     seen.until_paused(watched, pauses).await;
-    let before = seen.bytes(watched);
-    print_and_settle(&tmux, &client, watched, "echo ag''ain", "again").await;
-    assert_eq!(seen.bytes(watched), before);
+    assert_muted(&tmux, &client, &seen, watched, "echo ag''ain", "again").await;
     client.detach();
+}
+
+/// Leases `watched` on `client` and shows that `other`, of the same
+/// session, is paused and sends nothing while `watched` is streamed.
+pub async fn only_the_leased_pane_streams(
+    tmux: &PrivateTmux,
+    client: &Connection,
+    seen: &Seen,
+    watched: PaneId,
+    other: PaneId,
+) -> Lease {
+    let lease = client.stream(watched);
+    seen.until_paused(other, 0).await;
+    assert_muted(tmux, client, seen, other, "echo un''watched", "unwatched").await;
+    let before = seen.bytes(watched);
+    print_and_settle(tmux, client, watched, "echo wat''ched", "watched").await;
+    assert!(
+        seen.bytes(watched) > before,
+        "the leased pane's output was not sent"
+    );
+    lease
+}
+
+/// `pane` prints `marker`; nothing of it reaches `client`. What it printed
+/// before its pause (a late prompt) may have been sent.
+async fn assert_muted(
+    tmux: &PrivateTmux,
+    client: &Connection,
+    seen: &Seen,
+    pane: PaneId,
+    text: &str,
+    marker: &str,
+) {
+    let before = seen.bytes(pane);
+    print_and_settle(tmux, client, pane, text, marker).await;
+    assert_eq!(seen.bytes(pane), before, "a paused pane's output was sent");
 }
 
 #[tokio::test]

@@ -118,21 +118,7 @@ async fn a_pane_running_another_program_is_refused_by_name() {
     let svc = tmux.service();
     let pane = shell_pane(&tmux, "cat", "env PS1='$ ' sh").await;
     tmux.cmd(&["send-keys", "-t", &pane, "cat", "Enter"]);
-    let deadline = std::time::Instant::now() + crate::support::BOUND;
-    while tmux
-        .cmd(&[
-            "display-message",
-            "-p",
-            "-t",
-            &pane,
-            "#{pane_current_command}",
-        ])
-        .trim()
-        != "cat"
-    {
-        assert!(std::time::Instant::now() < deadline, "cat did not start");
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    tmux.until_foreground(&pane, "cat").await;
     let started = std::time::Instant::now();
     let args = json!({"pane_id": pane, "command": "echo typed-into-cat", "timeout": 10});
     let text = err(&svc, "run_command", args).await;

@@ -14,25 +14,8 @@ async fn static_pane(tmux: &PrivateTmux, n: u32) -> String {
     let pane = tmux.cmd(&["new-window", "-d", "-P", "-F", "#{pane_id}", &script]);
     tmux.wait_for(&channel, Duration::from_secs(10)).await;
     let pane = pane.trim().to_owned();
-    // The shell signals, then execs sleep: wait for the exec, bounded.
-    let started = std::time::Instant::now();
-    while tmux
-        .cmd(&[
-            "display-message",
-            "-p",
-            "-t",
-            &pane,
-            "#{pane_current_command}",
-        ])
-        .trim()
-        != "sleep"
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "{pane} never ran sleep"
-        );
-        tokio::task::yield_now().await;
-    }
+    // The shell signals, then execs sleep.
+    tmux.until_foreground(&pane, "sleep").await;
     pane
 }
 #[tokio::test]

@@ -277,7 +277,7 @@ impl Drop for KillServer {
 /// a neighbour's flood would cost).
 #[tokio::test]
 async fn unwatched_remote_panes_are_muted() {
-    use crate::quiet_live::{client_over, pane, print_and_settle, split, version};
+    use crate::quiet_live::{client_over, only_the_leased_pane_streams, pane, split, version};
     use tmux_mcp::config::Host;
     use tmux_mcp::tmux::connection::Role;
     use tmux_mcp::tmux::ssh::{Ssh, SshHost, SshTransport};
@@ -306,28 +306,6 @@ async fn unwatched_remote_panes_are_muted() {
         !remote.sshd.clients("attach-session").is_empty(),
         "not over ssh"
     );
-    let _lease = client.stream(watched);
-    seen.until_paused(other, 0).await;
-    // What `other` printed before its pause (a late prompt) may have been
-    // sent; nothing after it may be.
-    let before = seen.bytes(other);
-    print_and_settle(
-        &remote.tmux,
-        &client,
-        other,
-        "echo un''watched",
-        "unwatched",
-    )
-    .await;
-    print_and_settle(&remote.tmux, &client, watched, "echo wat''ched", "watched").await;
-    assert_eq!(
-        seen.bytes(other),
-        before,
-        "an unwatched pane's output was sent"
-    );
-    assert!(
-        seen.bytes(watched) > 0,
-        "the leased pane's output was not sent"
-    );
+    let _lease = only_the_leased_pane_streams(&remote.tmux, &client, &seen, watched, other).await;
     transport.host.close().await;
 }

@@ -132,6 +132,21 @@ impl PrivateTmux {
         }
     }
 
+    /// Waits until `pane`'s foreground command is `command` (a shell that
+    /// execs, or a program typed at a prompt), failing after [`BOUND`].
+    pub async fn until_foreground(&self, pane: &str, command: &str) {
+        let started = std::time::Instant::now();
+        let format = "#{pane_current_command}";
+        while self
+            .cmd(&["display-message", "-p", "-t", pane, format])
+            .trim()
+            != command
+        {
+            assert!(started.elapsed() < BOUND, "{pane} never ran {command}");
+            tokio::task::yield_now().await;
+        }
+    }
+
     pub fn socket_path(&self) -> PathBuf {
         PathBuf::from(
             self.cmd(&["display-message", "-p", "#{socket_path}"])
