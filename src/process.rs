@@ -417,6 +417,8 @@ mod imp {
     /// of each, are looked at (a bound on one probe's reads).
     const MAX_MEMBERS: usize = 64;
     const MAX_TASKS: usize = 64;
+    /// Reads of a sleeping task's `wchan` before a `0` is believed.
+    const WCHAN_READS: usize = 3;
 
     pub(super) fn probe(pane_pid: u32, cache: &mut MemberCache) -> Probe {
         let Some(stat) = read_stat(&format!("/proc/{pane_pid}/stat")) else {
@@ -455,16 +457,34 @@ mod imp {
         };
         let mut waits = Vec::new();
         for task in tasks.flatten().take(MAX_TASKS) {
-            let dir = task.path();
-            let sleeping = fs::read(dir.join("stat"))
-                .ok()
-                .and_then(|b| parse_stat(&b))
-                .is_some_and(|s| matches!(s.state, b'S' | b'D'));
-            if let (true, Ok(wchan)) = (sleeping, fs::read(dir.join("wchan"))) {
-                waits.push(classify_wchan(&wchan));
+            if let Some(wait) = sleeping_wait(&task.path()) {
+                waits.push(wait);
             }
         }
         waits
+    }
+
+    /// A task's wait, or `None` while it runs. The kernel reads `0` for a
+    /// task that woke between its `stat` and its `wchan`, so a `0` is
+    /// believed (hidden) only from a task still asleep after a re-read.
+    fn sleeping_wait(task: &std::path::Path) -> Option<Wait> {
+        let asleep = || {
+            fs::read(task.join("stat"))
+                .ok()
+                .and_then(|b| parse_stat(&b))
+                .is_some_and(|s| matches!(s.state, b'S' | b'D'))
+        };
+        let mut wait = None;
+        for _ in 0..WCHAN_READS {
+            if !asleep() {
+                return None;
+            }
+            wait = Some(classify_wchan(&fs::read(task.join("wchan")).ok()?));
+            if wait != Some(Wait::Hidden) {
+                break;
+            }
+        }
+        wait
     }
 
     /// The processes of group `pgrp` on terminal `tty_nr`, leader first.
