@@ -28,6 +28,7 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::control::{self, Event, Parser, Reply};
+use super::door::Door;
 use super::quiet::{Lease, Quiet};
 use super::version::Features;
 use super::{Command, PaneId, SessionId, TmuxError};
@@ -97,7 +98,13 @@ pub struct Setup {
     pub idle_detach: Option<Duration>,
     /// Notified whenever a client becomes idle or goes away.
     pub idle: Arc<Notify>,
+    /// Where the release needs our attaches and detaches kept apart
+    /// ([`Features::attach_alone`]): the door this client leaves by.
+    pub door: Option<Door>,
 }
+
+/// How long a detach waits for its stream to end.
+const LEAVE_BOUND: Duration = Duration::from_secs(2);
 
 /// How busy a client is: requests in flight plus leases of its panes.
 #[derive(Clone)]
@@ -122,6 +129,21 @@ impl Activity {
 
     fn count(&self) -> usize {
         *self.busy.borrow()
+    }
+
+    /// Cancels `closed` if nothing is busy, under the same lock as
+    /// [`Activity::enter`]: a lease that counted itself and then found the
+    /// client open is never cut off, and one counted after finds it closed.
+    fn close_if_idle(&self, closed: &CancellationToken) -> bool {
+        let mut done = false;
+        self.busy.send_if_modified(|n| {
+            if *n == 0 {
+                closed.cancel();
+                done = true;
+            }
+            false
+        });
+        done
     }
 }
 
@@ -219,6 +241,7 @@ pub struct Connection {
     closed: CancellationToken,
     /// Cancelled once the reader has seen the end of the stream.
     gone: CancellationToken,
+    door: Option<Door>,
 }
 
 impl Connection {
@@ -256,22 +279,33 @@ impl Connection {
         if let Some(child) = pipe.child {
             tokio::spawn(super::child::reap(child, closed.clone()));
         }
-        let attached = match tokio::time::timeout(limits.attach_timeout, ready_rx).await {
-            Ok(Ok(attached)) => attached,
-            Ok(Err(_)) => Err(TmuxError::Disconnected),
-            Err(_) => Err(TmuxError::Timeout(limits.attach_timeout)),
-        };
-        if let Err(e) = attached {
-            closed.cancel();
-            return Err(e);
+        // Until the client is handed over, a failed attach or a caller that
+        // gave up leaves it detaching (through the door), not attached with
+        // nobody to use it.
+        let mut unfinished = Unfinished(Some(Leaving {
+            activity: activity.clone(),
+            closed: closed.clone(),
+            gone: gone.clone(),
+            door: setup.door.clone(),
+        }));
+        match tokio::time::timeout(limits.attach_timeout, ready_rx).await {
+            Ok(Ok(attached)) => attached?,
+            Ok(Err(_)) => return Err(TmuxError::Disconnected),
+            Err(_) => return Err(TmuxError::Timeout(limits.attach_timeout)),
         }
         if let Some(quiet) = &quiet {
             quiet.mute_session().await;
         }
+        unfinished.0 = None;
         if let Some(after) = setup.idle_detach {
             tokio::spawn(detach_when_idle(
                 activity.busy.subscribe(),
-                closed.clone(),
+                Leaving {
+                    activity: activity.clone(),
+                    closed: closed.clone(),
+                    gone: gone.clone(),
+                    door: setup.door.clone(),
+                },
                 after,
             ));
         }
@@ -283,11 +317,17 @@ impl Connection {
             quiet,
             closed,
             gone,
+            door: setup.door,
         })
     }
 
     pub fn role(&self) -> Role {
         self.role
+    }
+
+    /// Whether `other` is a handle on this same client.
+    pub fn is(&self, other: &Connection) -> bool {
+        Arc::ptr_eq(&self.activity.busy, &other.activity.busy)
     }
 
     /// Nothing in flight and no lease: the client may be let go.
@@ -345,6 +385,69 @@ impl Connection {
     /// child exit. Sessions are left exactly as they were.
     pub fn detach(&self) {
         self.closed.cancel();
+    }
+
+    /// Detaches through the door, where the release needs one, and waits
+    /// (bounded) for the stream to end.
+    pub async fn leave(self) {
+        self.leaving().leave(false).await;
+    }
+
+    /// [`Connection::leave`] if it is still idle once through the door (a
+    /// client let go to make room, that a caller may have just leased).
+    pub async fn leave_if_idle(self) {
+        self.leaving().leave(true).await;
+    }
+
+    fn leaving(self) -> Leaving {
+        Leaving {
+            activity: self.activity,
+            closed: self.closed,
+            gone: self.gone,
+            door: self.door,
+        }
+    }
+}
+
+/// A client being set up; detached if dropped before it is handed over.
+struct Unfinished(Option<Leaving>);
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        let Some(leaving) = self.0.take() else { return };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move { leaving.leave(false).await });
+            }
+            // No runtime (the process is ending): no attach can be racing.
+            Err(_) => leaving.closed.cancel(),
+        }
+    }
+}
+
+/// What a detach of one client needs.
+struct Leaving {
+    activity: Activity,
+    closed: CancellationToken,
+    gone: CancellationToken,
+    door: Option<Door>,
+}
+
+impl Leaving {
+    /// Detaches (only if idle, once through the door, when `if_idle`);
+    /// true if it did.
+    async fn leave(&self, if_idle: bool) -> bool {
+        let _pass = match &self.door {
+            Some(door) => Some(door.leave().await),
+            None => None,
+        };
+        if !if_idle {
+            self.closed.cancel();
+        } else if !self.activity.close_if_idle(&self.closed) {
+            return false;
+        }
+        let _ = tokio::time::timeout(LEAVE_BOUND, self.gone.cancelled()).await;
+        true
     }
 }
 
@@ -478,11 +581,8 @@ impl Reader {
 
 /// Detaches the client once it has had nothing in flight and no lease for
 /// `after` on end: the user's `tmux ls` no longer shows us attached.
-async fn detach_when_idle(
-    mut busy: watch::Receiver<usize>,
-    closed: CancellationToken,
-    after: Duration,
-) {
+async fn detach_when_idle(mut busy: watch::Receiver<usize>, leaving: Leaving, after: Duration) {
+    let closed = leaving.closed.clone();
     loop {
         tokio::select! {
             idle = busy.wait_for(|n| *n == 0) => if idle.is_err() { return },
@@ -490,10 +590,9 @@ async fn detach_when_idle(
         }
         tokio::select! {
             _ = tokio::time::sleep(after) => {
-                // Re-checked here: a lease taken just now checks `closed`
-                // after counting itself, so one side always sees the other.
-                if *busy.borrow_and_update() == 0 {
-                    closed.cancel();
+                // Re-checked once through the door, atomically with any
+                // lease being taken.
+                if leaving.leave(true).await {
                     return;
                 }
             }

@@ -50,6 +50,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::child::{LocalTmux, OneShot};
 use super::connection::{Connection, Observer, Role, Setup, Transport};
+use super::door::Door;
 use super::output::Notices;
 use super::quiet::Lease;
 use super::socket::{Address, Remote};
@@ -81,6 +82,8 @@ pub struct Hub {
     /// Notified when a client becomes idle or goes away: a streaming slot
     /// may be free.
     idle: Arc<Notify>,
+    /// Keeps our attaches and detaches apart where tmux needs it.
+    door: Door,
 }
 
 /// A control client, attached once however many wait for it.
@@ -184,6 +187,7 @@ impl Hub {
             server: Mutex::new(None),
             version: Mutex::new(None),
             idle: Arc::new(Notify::new()),
+            door: Door::default(),
         }
     }
 
@@ -385,7 +389,11 @@ impl Hub {
 
     /// Streams `pane`, of `session`, on that session's streaming client
     /// (unpausing it there) until the returned lease drops.
-    pub async fn stream(&self, session: SessionId, pane: PaneId) -> Result<Stream, TmuxError> {
+    pub async fn stream(
+        self: &Arc<Self>,
+        session: SessionId,
+        pane: PaneId,
+    ) -> Result<Stream, TmuxError> {
         let deadline = tokio::time::Instant::now() + self.limits.attach_timeout;
         match self.lease(session, pane, Some(deadline)).await? {
             Some(stream) => Ok(stream),
@@ -401,7 +409,7 @@ impl Hub {
     /// can make room); `None` when every slot is busy. Wait on
     /// [`Hub::slot_freed`] and try again.
     pub async fn try_stream(
-        &self,
+        self: &Arc<Self>,
         session: SessionId,
         pane: PaneId,
     ) -> Result<Option<Stream>, TmuxError> {
@@ -415,7 +423,7 @@ impl Hub {
     }
 
     async fn lease(
-        &self,
+        self: &Arc<Self>,
         session: SessionId,
         pane: PaneId,
         wait_until: Option<tokio::time::Instant>,
@@ -424,7 +432,17 @@ impl Hub {
             let Some(client) = self.streaming(session, wait_until).await? else {
                 return Ok(None);
             };
-            let lease = client.stream(pane);
+            let lease = {
+                // Under the lock eviction picks its idle client with: either
+                // this lease makes the client busy first, or the client is
+                // no longer the session's and another is asked for.
+                let clients = self.clients();
+                let current = clients.streams.get(&session).and_then(|c| c.get());
+                if !current.is_some_and(|c| c.is(&client)) {
+                    continue;
+                }
+                client.stream(pane)
+            };
             // An idle client may have let go just before the lease counted;
             // the lease counts first, so checking after it cannot miss that.
             if !client.is_closed() {
@@ -439,7 +457,7 @@ impl Hub {
     /// an idle client makes room, or this waits until `wait_until` for one
     /// to become idle (`None`: it does not wait).
     async fn streaming(
-        &self,
+        self: &Arc<Self>,
         session: SessionId,
         wait_until: Option<tokio::time::Instant>,
     ) -> Result<Option<Connection>, TmuxError> {
@@ -449,11 +467,23 @@ impl Hub {
             freed.as_mut().enable();
             let (cell, evicted) = self.stream_slot(session);
             if let Some(evicted) = evicted {
-                evicted.detach();
+                // Through the door before the attach below, where the
+                // release needs it: the attach waits for it to be gone.
+                tokio::spawn(evicted.leave_if_idle());
             }
             if let Some(cell) = cell {
-                let attach = || self.attach(session, Role::Streaming);
-                return cell.get_or_try_init(attach).await.cloned().map(Some);
+                // In a task of its own: an attach, once begun, is finished
+                // and kept for whoever asks next, even when this caller
+                // gives up (a wait woken by a progress tick).
+                let hub = self.clone();
+                let attach = tokio::spawn(async move {
+                    let attach = || hub.attach(session, Role::Streaming);
+                    cell.get_or_try_init(attach).await.cloned()
+                });
+                return match attach.await {
+                    Ok(client) => client.map(Some),
+                    Err(_) => Err(TmuxError::Disconnected),
+                };
             }
             let Some(deadline) = wait_until else {
                 return Ok(None);
@@ -473,9 +503,7 @@ impl Hub {
             return (Some(cell.clone()), None);
         }
         let mut evicted = None;
-        let known = *self.version.lock().expect("version lock");
-        let bounded = Features::of(known.unwrap_or(Version::UNKNOWN)).detach;
-        if bounded && clients.streams.len() >= self.limits.streaming_clients {
+        if clients.streams.len() >= self.limits.streaming_clients {
             let idle = clients
                 .streams
                 .iter()
@@ -492,6 +520,12 @@ impl Hub {
 
     async fn attach(&self, session: SessionId, role: Role) -> Result<Connection, TmuxError> {
         let features = Features::of(self.version().await);
+        let door = features.attach_alone.then(|| self.door.clone());
+        // Held until tmux has run the attach: no detach of ours meanwhile.
+        let _pass = match &door {
+            Some(door) => Some(door.enter().await),
+            None => None,
+        };
         let pipe = self.transport.open(session, role.attach_flags(features))?;
         let observer: Arc<dyn Observer> = match role {
             Role::Streaming => self.panes.clone(),
@@ -500,8 +534,9 @@ impl Hub {
         let setup = Setup {
             role,
             features,
-            idle_detach: self.limits.idle_detach.filter(|_| features.detach),
+            idle_detach: self.limits.idle_detach,
             idle: self.idle.clone(),
+            door,
         };
         Connection::start(pipe, session, &self.limits, observer, setup).await
     }
@@ -599,12 +634,13 @@ impl Hub {
             }
             cells.iter().filter_map(|c| c.get().cloned()).collect()
         };
-        for client in &clients {
-            client.detach();
-        }
         // They close together; waiting in turn costs the slowest one.
-        for client in clients {
-            let _ = tokio::time::timeout(Duration::from_secs(2), client.wait_closed()).await;
+        let leaving: Vec<_> = clients
+            .into_iter()
+            .map(|c| tokio::spawn(c.leave()))
+            .collect();
+        for left in leaving {
+            let _ = left.await;
         }
     }
 
@@ -823,7 +859,7 @@ mod tests {
     }
 
     /// `session`'s streaming client, a slot being free.
-    async fn streaming(hub: &Hub, session: SessionId) -> Result<Connection, TmuxError> {
+    async fn streaming(hub: &Arc<Hub>, session: SessionId) -> Result<Connection, TmuxError> {
         let far = tokio::time::Instant::now() + Duration::from_secs(5);
         Ok(hub
             .streaming(session, Some(far))
@@ -831,50 +867,48 @@ mod tests {
             .expect("a free slot"))
     }
 
+    /// On both sides of `Features::attach_alone`: before 3.7 the evicted
+    /// client leaves through the door before the new one attaches.
     #[tokio::test]
     async fn streaming_clients_are_bounded_and_an_idle_one_makes_room() {
-        let (scripted, mut opens) = Scripted::new();
-        let limits = Limits {
-            streaming_clients: 1,
-            ..Limits::default()
-        };
-        let hub = Hub::with_transport(
-            "/nonexistent/socket".into(),
-            "/nonexistent/tmux".into(),
-            limits,
-            scripted.clone(),
-        );
-        hub.learn_version(Some(b"3.3a"));
-        // Before 3.7 clients are never detached to make room (see
-        // Features::detach): the bound does not hold.
-        let old = hub.try_stream(SessionId(8), PaneId(8)).await.unwrap();
-        let past = hub.try_stream(SessionId(9), PaneId(9)).await.unwrap();
-        assert!(old.is_some() && past.is_some());
-        drop((old, past));
-        hub.shutdown().await;
-        hub.learn_version(Some(b"3.7b"));
-        assert_eq!(opens.recv().await, Some(SessionId(8)));
-        assert_eq!(opens.recv().await, Some(SessionId(9)));
-        let first = hub.stream(SessionId(0), PaneId(0)).await.unwrap();
-        assert_eq!(opens.recv().await, Some(SessionId(0)));
-        let freed = hub.slot_freed();
-        tokio::pin!(freed);
-        freed.as_mut().enable();
-        assert!(
-            hub.try_stream(SessionId(1), PaneId(1))
+        for release in ["3.3a", "3.7b"] {
+            let (scripted, mut opens) = Scripted::new();
+            let limits = Limits {
+                streaming_clients: 1,
+                ..Limits::default()
+            };
+            let hub = Arc::new(Hub::with_transport(
+                "/nonexistent/socket".into(),
+                "/nonexistent/tmux".into(),
+                limits,
+                scripted.clone(),
+            ));
+            hub.learn_version(Some(release.as_bytes()));
+            let first = hub.stream(SessionId(0), PaneId(0)).await.unwrap();
+            assert_eq!(opens.recv().await, Some(SessionId(0)));
+            let freed = hub.slot_freed();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            assert!(
+                hub.try_stream(SessionId(1), PaneId(1))
+                    .await
+                    .unwrap()
+                    .is_none(),
+                "{release}: a second session streamed past the bound"
+            );
+            drop(first);
+            tokio::time::timeout(Duration::from_secs(5), freed)
                 .await
-                .unwrap()
-                .is_none(),
-            "a second session streamed past the bound"
-        );
-        drop(first);
-        tokio::time::timeout(Duration::from_secs(5), freed)
-            .await
-            .expect("the slot's release was announced");
-        let second = hub.try_stream(SessionId(1), PaneId(1)).await.unwrap();
-        assert_eq!(second.map(|s| s.client.session()), Some(SessionId(1)));
-        assert_eq!(opens.recv().await, Some(SessionId(1)));
-        assert_eq!(hub.own_clients(SessionId(0)), 0, "the idle client stayed");
+                .expect("the slot's release was announced");
+            let second = hub.try_stream(SessionId(1), PaneId(1)).await.unwrap();
+            assert_eq!(second.map(|s| s.client.session()), Some(SessionId(1)));
+            assert_eq!(opens.recv().await, Some(SessionId(1)));
+            assert_eq!(
+                hub.own_clients(SessionId(0)),
+                0,
+                "{release}: the idle client stayed"
+            );
+        }
     }
 
     #[tokio::test]
@@ -929,6 +963,21 @@ mod tests {
         for caller in callers {
             assert_eq!(caller.await.unwrap().unwrap().session(), SessionId(3));
         }
+        assert!(opens.try_recv().is_err(), "a second attach was opened");
+    }
+
+    #[tokio::test]
+    async fn an_attach_its_caller_gave_up_on_is_finished_and_kept() {
+        let (hub, scripted, mut opens) = scripted_hub();
+        let release = scripted.hold(SessionId(5));
+        let gave_up =
+            tokio::time::timeout(Duration::from_millis(20), streaming(&hub, SessionId(5)));
+        assert!(gave_up.await.is_err(), "the held attach finished early");
+        assert_eq!(opens.recv().await, Some(SessionId(5)));
+        release.send(()).unwrap();
+        // The next caller gets the client the first one began, not another.
+        let client = streaming(&hub, SessionId(5)).await.unwrap();
+        assert!(!client.is_closed());
         assert!(opens.try_recv().is_err(), "a second attach was opened");
     }
 

@@ -5,6 +5,7 @@ pub mod child;
 pub mod command;
 pub mod connection;
 pub mod control;
+pub mod door;
 pub mod error;
 pub mod format;
 pub mod hub;

@@ -84,15 +84,13 @@ pub struct Features {
     /// flood costs its pane about 2.4× its time instead of about 1.35×, so
     /// a watched flood is paused sooner.
     pub slow_output: bool,
-    /// Our idle clients may detach, on their own after the idle time or to
-    /// make room for another session's stream (3.7 on). tmux 3.3a and 3.5a
-    /// crashed (SIGSEGV, "server exited unexpectedly") when one of our
-    /// clients detached while a score of others were attached: 20 sessions'
-    /// waits over 4 streaming slots, 200 waits over 16, 200 waits with a 5 s
-    /// idle detach; with no detach, 200 clients ran without a crash. 3.7b did
-    /// not crash (3.4 and 3.6 untested). Before 3.7 our clients therefore
-    /// stay until the server exits, and every watched session keeps its own.
-    pub detach: bool,
+    /// A notification to every control client reaches one still attaching
+    /// (before 3.7), and crashes the server: our attaches and detaches are
+    /// kept apart ([`super::door`]). A detach of ours while another of ours
+    /// attached crashed 3.3a and 3.5a (SIGSEGV in `control_write`, from
+    /// `control_notify_client_detached`), in 20 sessions' waits over 4
+    /// streaming slots and 200 waits over 16; 3.7b did not.
+    pub attach_alone: bool,
 }
 
 impl Features {
@@ -100,7 +98,7 @@ impl Features {
         Features {
             mute: version >= Version::new(3, 2),
             slow_output: version < Version::new(3, 7),
-            detach: version >= Version::new(3, 7),
+            attach_alone: version < Version::new(3, 7),
         }
     }
 }
@@ -137,6 +135,6 @@ mod tests {
         assert!(!Features::of(Version::UNKNOWN).mute);
         assert!(!f("3.1c").mute && f("3.2").mute && f("3.3a").mute);
         assert!(f("3.6b").slow_output && !f("3.7").slow_output && !f("3.7b").slow_output);
-        assert!(!f("3.3a").detach && !f("3.5a").detach && !f("3.6b").detach && f("3.7").detach);
+        assert!(f("3.3a").attach_alone && f("3.6b").attach_alone && !f("3.7").attach_alone);
     }
 }

@@ -123,6 +123,7 @@ pub async fn client_over(
         features,
         idle_detach: None,
         idle: Arc::new(Notify::new()),
+        door: None,
     };
     let observer: Arc<dyn Observer> = seen.clone();
     let client = Connection::start(pipe, session, &Limits::default(), observer, setup)
@@ -308,6 +309,19 @@ async fn pausing_a_pane_that_floods_does_not_crash_tmux() {
 }
 
 /// Our clients of `tmux`, as `tmux list-clients` shows them.
+/// Waits until no client is attached, woken by the `client-detached` hook
+/// ringing channel `left` (set by the caller). tmux keeps one ring made
+/// with nobody waiting, and a second one then erases it, so the count is
+/// checked again at least every second.
+async fn until_our_clients_left(tmux: &PrivateTmux) {
+    let started = std::time::Instant::now();
+    while clients(tmux) > 0 {
+        assert!(started.elapsed() < BOUND, "our clients stayed attached");
+        tmux.signalled("left", std::time::Duration::from_secs(1))
+            .await;
+    }
+}
+
 fn clients(tmux: &PrivateTmux) -> usize {
     tmux.cmd(&["list-clients", "-F", "#{client_name}"])
         .lines()
@@ -334,19 +348,8 @@ async fn idle_clients_detach_and_attached_counts_leave_ours_out() {
     assert_eq!(sessions[0]["session_attached"], "0", "{sessions}");
     tmux.cmd(&["send-keys", "-t", &first, "echo ready-''now", "Enter"]);
     assert_eq!(finish(wait).await["found"], true);
-    if !Features::of(version(&tmux)).detach {
-        // tmux before 3.7 crashed when our clients detached amid others:
-        // there they stay until the server exits (Features::detach).
-        eprintln!(
-            "SKIPPED: tmux {} keeps our clients attached",
-            version(&tmux)
-        );
-        return;
-    }
     // ...and once nothing is watched, both leave on their own.
-    while clients(&tmux) > 0 {
-        tmux.wait_for("left", BOUND).await;
-    }
+    until_our_clients_left(&tmux).await;
     // The next call attaches again.
     let sessions = ok(&svc, "list_sessions", json!({})).await;
     assert_eq!(sessions[0]["session_attached"], "0");
@@ -404,4 +407,50 @@ async fn a_wait_on_a_flooding_pane_finds_what_follows_the_flood() {
     let result = finish(wait).await;
     assert_eq!(result["found"], true, "{result}");
     assert_eq!(result["matched_lines"], json!(["flood-over-42"]));
+}
+
+/// Waits on many sessions through a few streaming slots: idle clients are
+/// let go to make room while others attach, which crashed tmux before 3.7
+/// until our attaches and detaches took turns (`tmux::door`).
+#[tokio::test]
+async fn many_sessions_rotate_through_few_streaming_slots_and_tmux_lives() {
+    const SESSIONS: usize = 40;
+    let tmux = PrivateTmux::start();
+    tmux.cmd(&["set-hook", "-g", "client-detached", "wait-for -S left"]);
+    let panes: Vec<String> = (0..SESSIONS)
+        .map(|i| {
+            let name = format!("s{i}");
+            tmux.cmd(&["new-session", "-d", "-s", &name, "-P", "-F", "#{pane_id}"])
+                .trim()
+                .to_owned()
+        })
+        .collect();
+    let svc = shared(tmux.service_with(&[
+        ("TMUX_MCP_STREAMING_CLIENTS", "4"),
+        ("TMUX_MCP_IDLE_DETACH_SECONDS", "0.2"),
+    ]));
+    let mut waits = Vec::new();
+    for (i, pane) in panes.iter().enumerate() {
+        let args = json!({"pane_id": pane, "patterns": [format!("mark-{i}x")], "timeout": 60});
+        waits.push(start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await);
+    }
+    for (i, pane) in panes.iter().enumerate() {
+        tmux.cmd(&[
+            "send-keys",
+            "-t",
+            pane,
+            &format!("echo mark-{i}''x"),
+            "Enter",
+        ]);
+    }
+    for (i, wait) in waits.into_iter().enumerate() {
+        let result = finish(wait).await;
+        assert_eq!(result["found"], true, "session s{i}: {result}");
+    }
+    // The server lived through every rotation, and our clients all leave.
+    until_our_clients_left(&tmux).await;
+    assert_eq!(
+        tmux.cmd(&["list-sessions", "-F", "x"]).lines().count(),
+        SESSIONS + 1
+    );
 }

@@ -117,9 +117,9 @@ impl PrivateTmux {
             .to_owned()
     }
 
-    /// Blocks until `tmux wait-for -S <channel>` runs on this server (the
-    /// event), or fails after `timeout`.
-    pub async fn wait_for(&self, channel: &str, timeout: std::time::Duration) {
+    /// Whether `tmux wait-for -S <channel>` runs on this server (the event)
+    /// within `timeout`.
+    pub async fn signalled(&self, channel: &str, timeout: std::time::Duration) -> bool {
         let mut child = tokio::process::Command::new("tmux")
             .args(["-L", &self.name, "wait-for", channel])
             .env_remove("TMUX")
@@ -127,9 +127,17 @@ impl PrivateTmux {
             .spawn()
             .expect("tmux wait-for");
         match tokio::time::timeout(timeout, child.wait()).await {
-            Ok(status) => assert!(status.expect("wait").success(), "wait-for {channel} failed"),
-            Err(_) => panic!("channel {channel} was not signalled within {timeout:?}"),
+            Ok(status) => status.expect("wait").success(),
+            Err(_) => false,
         }
+    }
+
+    /// Blocks until `channel` is signalled, or fails after `timeout`.
+    pub async fn wait_for(&self, channel: &str, timeout: std::time::Duration) {
+        assert!(
+            self.signalled(channel, timeout).await,
+            "channel {channel} was not signalled within {timeout:?}"
+        );
     }
 
     /// Waits until `pane`'s foreground command is `command` (a shell that
