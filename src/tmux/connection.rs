@@ -184,6 +184,12 @@ impl Commands {
         let _ = self.queue(command, None);
     }
 
+    /// Queues `command` like [`Commands::fire`]; its reply, once it comes,
+    /// says tmux has run it and everything written before it.
+    pub(super) fn fire_answered(&self, command: &Command) -> Answer {
+        Answer(self.queue(command, None).ok())
+    }
+
     fn queue(
         &self,
         command: &Command,
@@ -201,6 +207,20 @@ impl Commands {
             .send(Request { line, slot })
             .map_err(|_| TmuxError::NotSent)?;
         Ok(rx)
+    }
+}
+
+/// The reply to come of a command queued with [`Commands::fire_answered`].
+pub struct Answer(Option<oneshot::Receiver<Result<Synced, TmuxError>>>);
+
+impl Answer {
+    /// Waits for the reply (a command that could not be queued fails as
+    /// disconnected).
+    pub async fn arrived(self) -> Result<(), TmuxError> {
+        match self.0 {
+            Some(rx) => rx.await.unwrap_or(Err(TmuxError::Disconnected)).map(drop),
+            None => Err(TmuxError::Disconnected),
+        }
     }
 }
 

@@ -445,8 +445,17 @@ impl Hub {
             };
             // An idle client may have let go just before the lease counted;
             // the lease counts first, so checking after it cannot miss that.
-            if !client.is_closed() {
-                return Ok(Some(Stream { client, lease }));
+            if client.is_closed() {
+                continue;
+            }
+            let mut lease = lease;
+            let limit = self.limits.tmux_command_timeout;
+            match tokio::time::timeout(limit, lease.unpaused()).await {
+                Ok(Ok(())) => return Ok(Some(Stream { client, lease })),
+                // It went away meanwhile: another client is asked for.
+                Ok(Err(_)) if client.is_closed() => continue,
+                Ok(Err(e)) => return Err(e),
+                Err(_) => return Err(TmuxError::Timeout(limit)),
             }
         }
     }

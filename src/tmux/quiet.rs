@@ -13,7 +13,9 @@
 //!
 //! A lease taken before a capture unpauses the pane first: the
 //! `continue` is written on the same client ahead of the capture, so the
-//! sync point stays exact. A lease that tolerates gaps (a wait that matches
+//! sync point stays exact; and the hub hands the lease out only once tmux
+//! has run it ([`Lease::unpaused`]), since what makes the pane print (a
+//! `send-keys` on the command client) is not ordered with this client. A lease that tolerates gaps (a wait that matches
 //! the screen) lets a flooding pane be paused too: when it prints faster
 //! than [`FLOOD_BYTES`] per [`FLOOD_WINDOW`], it is paused for a while
 //! (doubling from [`FLOOD_PAUSE_FIRST`] to [`FLOOD_PAUSE_MAX`]), then
@@ -33,9 +35,9 @@ use std::time::{Duration, Instant};
 
 use regex::bytes::Regex;
 
-use super::connection::{Activity, Busy, Commands};
+use super::connection::{Activity, Answer, Busy, Commands};
 use super::control::Event;
-use super::{Command, PaneId, SessionId, WindowId};
+use super::{Command, PaneId, SessionId, TmuxError, WindowId};
 
 /// A watched pane printing at least this much within [`FLOOD_WINDOW`] is
 /// flooding.
@@ -120,13 +122,15 @@ impl Quiet {
         let want = state.wanted.entry(pane).or_default();
         want.exact += 1;
         let resume = want.flood.paused.take().is_some();
-        if state.muted.remove(&pane) || resume {
-            self.set(pane, "continue");
-        }
+        let unpaused = (state.muted.remove(&pane) || resume).then(|| {
+            let command = Command::new("refresh-client").opt("-A", format!("{pane}:continue"));
+            self.commands.fire_answered(&command)
+        });
         Lease {
             quiet: Some(self.clone()),
             pane,
             need: Need::Exact,
+            unpaused,
             _busy: busy,
         }
     }
@@ -367,6 +371,8 @@ pub struct Lease {
     quiet: Option<Arc<Quiet>>,
     pane: PaneId,
     need: Need,
+    /// The pane's `continue`, until tmux has run it (see [`Lease::unpaused`]).
+    unpaused: Option<Answer>,
     _busy: Busy,
 }
 
@@ -376,7 +382,19 @@ impl Lease {
             quiet: None,
             pane,
             need: Need::Exact,
+            unpaused: None,
             _busy: busy,
+        }
+    }
+
+    /// Waits until tmux has run the pane's `continue` (and the pauses
+    /// written before it): from then on its output is sent. Commands on
+    /// another client (the `send-keys` of a `run_command`) are not ordered
+    /// with this client's, so nothing may be typed into the pane before.
+    pub async fn unpaused(&mut self) -> Result<(), TmuxError> {
+        match self.unpaused.take() {
+            Some(answer) => answer.arrived().await,
+            None => Ok(()),
         }
     }
 

@@ -454,3 +454,43 @@ async fn many_sessions_rotate_through_few_streaming_slots_and_tmux_lives() {
         SESSIONS + 1
     );
 }
+
+/// A lease's `unpaused` resolves once tmux has run the pane's `continue`,
+/// so output that another client makes the pane print right after (a
+/// `run_command`'s `send-keys` goes through the command client) is all
+/// sent. Here the streaming client's queue in tmux is held up by a
+/// `run-shell` (a busy machine did the same to our writer): before, the
+/// `continue` ran after the output, which was lost, and `run_command`
+/// timed out waiting for its end marker.
+#[tokio::test]
+async fn a_lease_is_unpaused_before_another_client_makes_the_pane_print() {
+    let tmux = PrivateTmux::start();
+    let features = Features::of(version(&tmux));
+    let (client, seen) = client(&tmux, Role::Streaming, features).await;
+    let pane = PaneId::parse(tmux.first_pane().as_bytes()).unwrap();
+    for round in 0..3 {
+        let before = seen.bytes(pane);
+        // Queued (polled once) ahead of the lease's `continue`.
+        let busy = Command::new("run-shell").arg("sleep 0.2");
+        let held_up = client.run(&busy);
+        tokio::pin!(held_up);
+        tokio::select! {
+            biased;
+            _ = &mut held_up => panic!("run-shell answered at once"),
+            _ = std::future::ready(()) => {}
+        }
+        let mut lease = client.stream(pane);
+        lease.unpaused().await.expect("unpaused");
+        let marker = format!("round-{round}-done");
+        // Quoted apart so the echo of the typed line is not the marker.
+        let text = format!("echo round-{round}''-done");
+        print_and_settle(&tmux, &client, pane, &text, &marker).await;
+        held_up.await.expect("run-shell");
+        let got = seen.bytes(pane) - before;
+        assert!(
+            got >= text.len() + marker.len(),
+            "round {round}: {got} bytes streamed, fewer than the echo and the output"
+        );
+        drop(lease);
+    }
+}
