@@ -100,9 +100,7 @@ async fn server_info_alive_and_dead() {
 
 #[tokio::test]
 async fn create_session_on_a_fresh_socket_starts_the_server() {
-    let tmux = PrivateTmux {
-        name: format!("tmuxmcp-test-{}-fresh", std::process::id()),
-    };
+    let tmux = PrivateTmux::named(format!("tmuxmcp-test-{}-fresh", std::process::id()));
     let svc = tmux.service();
     let created = ok(&svc, "create_session", json!({"session_name": "first"})).await;
     assert_eq!(created["session_name"], "first");

@@ -90,9 +90,7 @@ async fn list_servers_scans_the_socket_dir_and_extra_paths() {
     let extra = PathTmux::start(scratch.0.join("extra.sock"));
 
     let tmp = scratch.0.display().to_string();
-    let owner = PrivateTmux {
-        name: "tmuxmcp-unused".into(),
-    };
+    let owner = PrivateTmux::named("tmuxmcp-unused".into());
     let svc = owner.service_with(&[("TMUX_TMPDIR", &tmp)]);
     let version = alpha.cmd(&["display-message", "-p", "#{version}"]);
 

@@ -23,6 +23,9 @@ pub const BOUND: std::time::Duration = std::time::Duration::from_secs(15);
 /// file), killed when dropped, even when the test panics.
 pub struct PrivateTmux {
     pub name: String,
+    /// The server's process, as started (killed at drop if `kill-server`
+    /// did not end it).
+    first_pid: Option<u32>,
 }
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -41,7 +44,10 @@ impl PrivateTmux {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        let tmux = PrivateTmux { name };
+        let mut tmux = PrivateTmux {
+            name,
+            first_pid: None,
+        };
         let started = tmux
             .command()
             .current_dir(dir)
@@ -58,7 +64,23 @@ impl PrivateTmux {
         // start-up files (pyenv, conda...) can take seconds and are not ours
         // to test.
         tmux.cmd(&["set-option", "-g", "default-command", "env PS1='$ ' sh"]);
+        tmux.first_pid = tmux.server_pid();
         tmux
+    }
+
+    /// A name for a server this does not start (a test starts it, or
+    /// none); a server found under it is killed at drop all the same.
+    pub fn named(name: String) -> PrivateTmux {
+        PrivateTmux {
+            name,
+            first_pid: None,
+        }
+    }
+
+    /// The live server's process id, if it answers.
+    fn server_pid(&self) -> Option<u32> {
+        let out = self.try_cmd(&["display-message", "-p", "#{pid}"]);
+        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
     }
 
     /// Runs `tmux -L <name> -f /dev/null <args>` and returns stdout; panics on failure.
@@ -165,7 +187,20 @@ impl PrivateTmux {
 
 impl Drop for PrivateTmux {
     fn drop(&mut self) {
+        let current = self.server_pid();
         let _ = self.try_cmd(&["kill-server"]);
+        // A server that did not take the kill-server (seen once, its socket
+        // then removed below and the server left running) is killed by pid,
+        // if that pid is still a tmux of this test's name.
+        for pid in [self.first_pid, current].into_iter().flatten() {
+            let ours = std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                c.windows(self.name.len())
+                    .any(|w| w == self.name.as_bytes())
+            });
+            if ours {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            }
+        }
         // tmux 3.3a leaves its socket file behind after kill-server (and a
         // test may have killed the server already, so the path is computed).
         let tmpdir = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
