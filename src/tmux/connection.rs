@@ -302,12 +302,13 @@ impl Connection {
         // Until the client is handed over, a failed attach or a caller that
         // gave up leaves it detaching (through the door), not attached with
         // nobody to use it.
-        let mut unfinished = Unfinished(Some(Leaving {
+        let leaving = Leaving {
             activity: activity.clone(),
             closed: closed.clone(),
             gone: gone.clone(),
             door: setup.door.clone(),
-        }));
+        };
+        let mut unfinished = Unfinished(Some(leaving.clone()));
         match tokio::time::timeout(limits.attach_timeout, ready_rx).await {
             Ok(Ok(attached)) => attached?,
             Ok(Err(_)) => return Err(TmuxError::Disconnected),
@@ -318,16 +319,7 @@ impl Connection {
         }
         unfinished.0 = None;
         if let Some(after) = setup.idle_detach {
-            tokio::spawn(detach_when_idle(
-                activity.busy.subscribe(),
-                Leaving {
-                    activity: activity.clone(),
-                    closed: closed.clone(),
-                    gone: gone.clone(),
-                    door: setup.door.clone(),
-                },
-                after,
-            ));
+            tokio::spawn(detach_when_idle(activity.busy.subscribe(), leaving, after));
         }
         Ok(Connection {
             session,
@@ -446,6 +438,7 @@ impl Drop for Unfinished {
 }
 
 /// What a detach of one client needs.
+#[derive(Clone)]
 struct Leaving {
     activity: Activity,
     closed: CancellationToken,

@@ -25,8 +25,14 @@
 //! server has no session at all, no control client can exist, and a
 //! one-shot `tmux` process runs the command: the only cold path.
 //!
+//! Before tmux 3.7 our attaches and detaches take turns through the hub's
+//! [`Door`] (such a release crashes when one of our clients leaves while
+//! another attaches).
+//!
 //! Each client is attached through a once-cell of its own: callers wanting
-//! it wait for its one attach, and nobody else waits at all. The hub's own
+//! it wait for its one attach, and nobody else waits at all; a streaming
+//! attach runs in a task of its own, so a caller that gives up leaves it to
+//! the next. The hub's own
 //! state sits behind a plain mutex that is never held across an await.
 //!
 //! A command that can end a session (a kill, a move of its last window)
