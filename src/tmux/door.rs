@@ -13,8 +13,11 @@
 //!
 //! An attach holds its [`Pass`] until tmux has run the attach command
 //! (identify done); a detach until the client's stream ended, which tmux
-//! does after it queued and ran the notification. Leavers go first: once
-//! one waits, new attaches wait behind it, so eviction is never starved.
+//! does only after it queued the notification, and tmux runs that before
+//! it reads from any client again. Leavers go first: once one waits, new
+//! attaches wait behind it, so eviction is never starved. The price, on
+//! old releases only: a slow attach holds up a detach, and through it the
+//! attaches that come after (at most the attach timeout).
 
 use std::sync::{Arc, Mutex};
 
