@@ -15,9 +15,11 @@
 //! `continue` is written on the same client ahead of the capture, so the
 //! sync point stays exact; and the hub hands the lease out only once tmux
 //! has run it ([`Lease::unpaused`]), since what makes the pane print (a
-//! `send-keys` on the command client) is not ordered with this client. A lease that tolerates gaps (a wait that matches
-//! the screen) lets a flooding pane be paused too: when it prints faster
-//! than [`FLOOD_BYTES`] per [`FLOOD_WINDOW`], it is paused for a while
+//! `send-keys` on the command client) is not ordered with this client.
+//!
+//! A lease that tolerates gaps (a wait that matches the screen) lets a
+//! flooding pane be paused too: when it prints faster than
+//! [`FLOOD_BYTES`] per [`FLOOD_WINDOW`], it is paused for a while
 //! (doubling from [`FLOOD_PAUSE_FIRST`] to [`FLOOD_PAUSE_MAX`]), then
 //! resumed; output within [`FLOOD_WINDOW`] of a resume means the flood goes
 //! on, and the pane is paused again at its first chunk. The pause and
@@ -122,10 +124,8 @@ impl Quiet {
         let want = state.wanted.entry(pane).or_default();
         want.exact += 1;
         let resume = want.flood.paused.take().is_some();
-        let unpaused = (state.muted.remove(&pane) || resume).then(|| {
-            let command = Command::new("refresh-client").opt("-A", format!("{pane}:continue"));
-            self.commands.fire_answered(&command)
-        });
+        let unpaused = (state.muted.remove(&pane) || resume)
+            .then(|| self.commands.fire_answered(&refresh(pane, "continue")));
         Lease {
             quiet: Some(self.clone()),
             pane,
@@ -326,8 +326,7 @@ impl Quiet {
     /// Writes `refresh-client -A '%N:state'`; the caller holds the lock, so
     /// commands reach tmux in the order they were decided.
     fn set(&self, pane: PaneId, to: &str) {
-        let command = Command::new("refresh-client").opt("-A", format!("{pane}:{to}"));
-        self.commands.fire(&command);
+        self.commands.fire(&refresh(pane, to));
     }
 
     /// Panes streamed now (tests and diagnostics).
@@ -342,6 +341,11 @@ impl Quiet {
         panes.sort();
         panes
     }
+}
+
+/// `refresh-client -A '%N:TO'`: pause or continue one pane for this client.
+fn refresh(pane: PaneId, to: &str) -> Command {
+    Command::new("refresh-client").opt("-A", format!("{pane}:{to}"))
 }
 
 /// The panes a `%layout-change` layout names: its leaves are
