@@ -92,6 +92,18 @@ pub fn version(tmux: &PrivateTmux) -> Version {
     .unwrap_or(Version::UNKNOWN)
 }
 
+/// A private tmux and its features, or `None` (said as a skip) when that
+/// release cannot mute panes, which `what` needs.
+fn muting_tmux(what: &str) -> Option<(PrivateTmux, Features)> {
+    let tmux = PrivateTmux::start();
+    let features = Features::of(version(&tmux));
+    if !features.mute {
+        eprintln!("SKIPPED: tmux {} has no {what}", version(&tmux));
+        return None;
+    }
+    Some((tmux, features))
+}
+
 /// A control client on session `main` of `tmux`, in `role`, with `features`.
 async fn client(tmux: &PrivateTmux, role: Role, features: Features) -> (Connection, Arc<Seen>) {
     let transport = LocalTmux {
@@ -183,12 +195,9 @@ async fn settle(client: &Connection, target: PaneId, marker: &str) {
 
 #[tokio::test]
 async fn only_leased_panes_are_streamed_and_new_panes_are_paused() {
-    let tmux = PrivateTmux::start();
-    let features = Features::of(version(&tmux));
-    if !features.mute {
-        eprintln!("SKIPPED: tmux {} cannot mute panes", version(&tmux));
+    let Some((tmux, features)) = muting_tmux("paused panes") else {
         return;
-    }
+    };
     let watched = pane(&tmux, "main");
     let other = split(&tmux);
     let (client, seen) = client(&tmux, Role::Streaming, features).await;
@@ -260,12 +269,9 @@ async fn without_muting_every_pane_is_streamed() {
 
 #[tokio::test]
 async fn the_command_client_is_sent_no_output() {
-    let tmux = PrivateTmux::start();
-    let features = Features::of(version(&tmux));
-    if !features.mute {
-        eprintln!("SKIPPED: tmux {} has no no-output clients", version(&tmux));
+    let Some((tmux, features)) = muting_tmux("no-output clients") else {
         return;
-    }
+    };
     let first = pane(&tmux, "main");
     let (client, seen) = client(&tmux, Role::Commands, features).await;
     print_and_settle(&tmux, &client, first, "seq 1 2000 | tail -n 1", "2000").await;
@@ -277,12 +283,9 @@ async fn the_command_client_is_sent_no_output() {
 async fn pausing_a_pane_that_floods_does_not_crash_tmux() {
     // tmux before 3.7 crashed when a pane with output queued was turned
     // `off`; `pause` discards the queue. Flip one flooding pane many times.
-    let tmux = PrivateTmux::start();
-    let features = Features::of(version(&tmux));
-    if !features.mute {
-        eprintln!("SKIPPED: tmux {} cannot mute panes", version(&tmux));
+    let Some((tmux, features)) = muting_tmux("paused panes") else {
         return;
-    }
+    };
     let flood = pane(&tmux, "main");
     let (client, _seen) = client(&tmux, Role::Streaming, features).await;
     tmux.cmd(&[

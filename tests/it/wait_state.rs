@@ -27,6 +27,13 @@ fn shell_pane(tmux: &PrivateTmux, shell: &str) -> (String, u32) {
     (pane.to_owned(), pid.parse().expect("a pid"))
 }
 
+/// A window running bash (no start-up files), once it is at its prompt.
+async fn bash_at_prompt(tmux: &PrivateTmux) -> (String, u32) {
+    let (pane, pid) = shell_pane(tmux, "bash --norc --noprofile");
+    until(pid, Activity::Prompt).await;
+    (pane, pid)
+}
+
 /// Probes until `want` shows (the probe has no event), or fails after BOUND.
 async fn until(pid: u32, want: Activity) -> Probe {
     until_in(pid, want, None).await
@@ -265,8 +272,7 @@ async fn wait_for_state_in_fish() {
 async fn a_question_is_input_and_the_tail_shows_it() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let (pane, pid) = shell_pane(&tmux, "bash --norc --noprofile");
-    until(pid, Activity::Prompt).await;
+    let (pane, _) = bash_at_prompt(&tmux).await;
     let wait = armed(
         &svc,
         json!({"pane_id": pane, "states": ["input"], "timeout": 10}),
@@ -290,8 +296,7 @@ async fn a_question_is_input_and_the_tail_shows_it() {
 async fn idle_and_timeout_and_no_probe_while_quiet() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let (pane, pid) = shell_pane(&tmux, "bash --norc --noprofile");
-    until(pid, Activity::Prompt).await;
+    let (pane, _) = bash_at_prompt(&tmux).await;
 
     let idle = wait_state(
         &svc,
@@ -325,9 +330,8 @@ async fn idle_and_timeout_and_no_probe_while_quiet() {
 async fn a_remain_on_exit_pane_and_a_dead_one_at_entry_are_exited() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let (pane, pid) = shell_pane(&tmux, "bash --norc --noprofile");
+    let (pane, _) = bash_at_prompt(&tmux).await;
     tmux.cmd(&["set-option", "-w", "-t", &pane, "remain-on-exit", "on"]);
-    until(pid, Activity::Prompt).await;
     let wait = armed(
         &svc,
         json!({"pane_id": pane, "states": ["exited"], "timeout": 10}),
