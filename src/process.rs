@@ -179,10 +179,6 @@ impl Prober {
         }
     }
 
-    pub fn pane_pid(&self) -> u32 {
-        self.pane_pid
-    }
-
     /// Looks at the pane now.
     pub fn probe(&mut self) -> Probe {
         imp::probe(self.pane_pid, &mut self.members)

@@ -56,6 +56,21 @@ impl Pane {
     fn bump(&self) {
         self.signal.send_modify(|n| *n = n.wrapping_add(1));
     }
+
+    /// Its stream is gone (when `cond` holds, checked under the same
+    /// lock): a gap in the recording, a structural change, and its
+    /// followers woken to re-check it.
+    fn orphan_if(&self, cond: impl FnOnce(&PaneState) -> bool) {
+        let mut state = self.lock();
+        if !cond(&state) {
+            return;
+        }
+        state.orphaned = true;
+        state.structure += 1;
+        state.ring.mark_gap();
+        drop(state);
+        self.bump();
+    }
 }
 
 /// Every watched pane of one tmux server.
@@ -156,16 +171,7 @@ impl Panes {
     /// `session`'s control client went away: what it streamed may have
     /// gaps from now on, until a new client streams it.
     pub fn client_gone(&self, session: SessionId) {
-        self.each(|pane| {
-            let mut state = pane.lock();
-            if state.session == session {
-                state.orphaned = true;
-                state.structure += 1;
-                state.ring.mark_gap();
-                drop(state);
-                pane.bump();
-            }
-        });
+        self.each(|pane| pane.orphan_if(|state| state.session == session));
         // Recordings nobody follows any more are released with the client
         // (it detaches when nothing was watched for the idle time): memory
         // is held only for panes that are streamed. A cursor into one reads
@@ -185,12 +191,7 @@ impl Panes {
             panes.drain().map(|(_, p)| p).collect()
         };
         for pane in old {
-            let mut state = pane.lock();
-            state.orphaned = true;
-            state.structure += 1;
-            state.ring.mark_gap();
-            drop(state);
-            pane.bump();
+            pane.orphan_if(|_| true);
         }
     }
 

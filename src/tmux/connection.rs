@@ -251,7 +251,6 @@ struct Request {
 #[derive(Clone)]
 pub struct Connection {
     session: SessionId,
-    role: Role,
     commands: Commands,
     activity: Activity,
     /// Mutes the panes nobody wants; `None` when the client streams
@@ -323,7 +322,6 @@ impl Connection {
         }
         Ok(Connection {
             session,
-            role: setup.role,
             commands,
             activity,
             quiet,
@@ -331,10 +329,6 @@ impl Connection {
             gone,
             door: setup.door,
         })
-    }
-
-    pub fn role(&self) -> Role {
-        self.role
     }
 
     /// Whether `other` is a handle on this same client.
@@ -354,12 +348,6 @@ impl Connection {
             Some(quiet) => quiet.lease(pane, busy),
             None => Lease::unmuted(pane, busy),
         }
-    }
-
-    /// The panes this client streams now (all of them when it cannot mute:
-    /// `None`).
-    pub fn streamed(&self) -> Option<Vec<PaneId>> {
-        self.quiet.as_ref().map(|q| q.streamed())
     }
 
     /// The session this client is attached to.

@@ -482,8 +482,9 @@ impl Hub {
             freed.as_mut().enable();
             let (cell, evicted) = self.stream_slot(session);
             if let Some(evicted) = evicted {
-                // Through the door before the attach below, where the
-                // release needs it: the attach waits for it to be gone.
+                // Through the door where the release needs it, which keeps
+                // this detach and the attach below apart in either order
+                // (so for a moment the bound may be one over).
                 tokio::spawn(evicted.leave_if_idle());
             }
             if let Some(cell) = cell {
@@ -550,7 +551,12 @@ impl Hub {
             role,
             features,
             idle_detach: self.limits.idle_detach,
-            idle: self.idle.clone(),
+            // Only a streaming client frees a streaming slot: the command
+            // client's every reply must not wake the waiters for one.
+            idle: match role {
+                Role::Streaming => self.idle.clone(),
+                Role::Commands => Arc::new(Notify::new()),
+            },
             door,
         };
         Connection::start(pipe, session, &self.limits, observer, setup).await
@@ -900,6 +906,7 @@ mod tests {
             ));
             hub.learn_version(Some(release.as_bytes()));
             let first = hub.stream(SessionId(0), PaneId(0)).await.unwrap();
+            let first_client = first.client.clone();
             assert_eq!(opens.recv().await, Some(SessionId(0)));
             let freed = hub.slot_freed();
             tokio::pin!(freed);
@@ -923,6 +930,9 @@ mod tests {
                 0,
                 "{release}: the idle client stayed"
             );
+            tokio::time::timeout(Duration::from_secs(5), first_client.wait_closed())
+                .await
+                .unwrap_or_else(|_| panic!("{release}: the idle client was not detached"));
         }
     }
 

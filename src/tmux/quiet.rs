@@ -328,19 +328,6 @@ impl Quiet {
     fn set(&self, pane: PaneId, to: &str) {
         self.commands.fire(&refresh(pane, to));
     }
-
-    /// Panes streamed now (tests and diagnostics).
-    pub fn streamed(&self) -> Vec<PaneId> {
-        let state = self.state();
-        let mut panes: Vec<PaneId> = state
-            .wanted
-            .iter()
-            .filter(|(_, w)| w.flood.paused.is_none())
-            .map(|(p, _)| *p)
-            .collect();
-        panes.sort();
-        panes
-    }
 }
 
 /// `refresh-client -A '%N:TO'`: pause or continue one pane for this client.

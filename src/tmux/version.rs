@@ -80,10 +80,6 @@ pub struct Features {
     /// finished on 3.5a and 3.7b; 3.3a kept reading). A paused pane is still
     /// read, so its program never waits for us.
     pub mute: bool,
-    /// tmux builds `%output` one byte at a time (before 3.7): streaming a
-    /// flood costs its pane about 2.4× its time instead of about 1.35×, so
-    /// a watched flood is paused sooner.
-    pub slow_output: bool,
     /// A notification to every control client reaches one still attaching
     /// (before 3.7), and crashes the server: our attaches and detaches are
     /// kept apart ([`super::door`]). A detach of ours while another of ours
@@ -97,7 +93,6 @@ impl Features {
     pub fn of(version: Version) -> Features {
         Features {
             mute: version >= Version::new(3, 2),
-            slow_output: version < Version::new(3, 7),
             attach_alone: version < Version::new(3, 7),
         }
     }
@@ -134,7 +129,6 @@ mod tests {
         let f = |s: &str| Features::of(Version::parse(s.as_bytes()).unwrap());
         assert!(!Features::of(Version::UNKNOWN).mute);
         assert!(!f("3.1c").mute && f("3.2").mute && f("3.3a").mute);
-        assert!(f("3.6b").slow_output && !f("3.7").slow_output && !f("3.7b").slow_output);
         assert!(f("3.3a").attach_alone && f("3.6b").attach_alone && !f("3.7").attach_alone);
     }
 }

@@ -148,6 +148,15 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The pane (or its whole server) ended: what a command that ends its
+    /// own shell, or a wait for the pane's end, sees.
+    pub fn is_pane_end(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::PaneGone | ErrorKind::PaneDead | ErrorKind::TmuxServerGone
+        )
+    }
+
     /// The wire spelling, in `_meta.error_type` and the audit log.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -279,9 +279,8 @@ impl Watch {
                 }
                 self.session = session;
                 let stream = target.hub.stream(session, self.id).await?;
-                self.stream = Some(stream);
-                self.follower
-                    .follow(target.hub.panes().watch(self.id, session));
+                // With the need it had (a wait that tolerates gaps stays so).
+                self.streamed(stream);
                 Ok(true)
             }
         }

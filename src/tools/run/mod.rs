@@ -29,7 +29,7 @@ use super::sock::Sock;
 use super::target::PaneSel;
 use super::toolsets::Toolset;
 use super::wait::{Cursor, Pace, seconds};
-use super::{App, ErrorKind, INPUT, Target, ToolDef, ToolError, ToolResult};
+use super::{App, INPUT, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
 use crate::mcp::CallContext;
 use crate::tmux::Command;
@@ -204,15 +204,6 @@ const UNMARKED: &str = "the shell marked its prompt (OSC 133) but not this comma
 /// The shell's marks ended the command but gave no status.
 const NO_STATUS: &str = "the shell's marks gave no exit status; in_subshell=true reports it";
 
-/// Is `e` the pane's end, seen while a command ran in its own shell (an
-/// `exit`, a `set -e` shell's failure)?
-fn ended_the_shell(e: &ToolError) -> bool {
-    matches!(
-        e.kind,
-        ErrorKind::PaneGone | ErrorKind::PaneDead | ErrorKind::TmuxServerGone
-    )
-}
-
 /// What the pane does once the reading stopped (`collected`), and what
 /// to tell the agent: back at the prompt; or, when the command did not end,
 /// what the pane does; or the live shell ended by the command.
@@ -238,7 +229,9 @@ async fn settle(
             }
             (missed, state, Some(note))
         }
-        Err(e) if !run.subshell && ended_the_shell(&e) => {
+        // The pane's end, seen while a command ran in its own shell (an
+        // `exit`, a `set -e` shell's failure).
+        Err(e) if !run.subshell && e.kind.is_pane_end() => {
             let note = format!("the command ended the pane's shell: {}", e.message);
             (false, PaneState::Exited, Some(note))
         }

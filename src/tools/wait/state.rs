@@ -166,6 +166,8 @@ impl Wanted {
 struct Tracker {
     wanted: Wanted,
     idle: Duration,
+    /// The settle points of a quiet spell, in order: [`SETTLE`] and idle.
+    points: Vec<Duration>,
     /// The start of the current quiet spell: the last output, or the call.
     quiet_since: Instant,
     /// Settle points of the current quiet spell already probed.
@@ -179,9 +181,14 @@ struct Tracker {
 
 impl Tracker {
     fn new(wanted: Wanted, idle: Duration, now: Instant, probe: Probe) -> Tracker {
+        let mut points = SETTLE.to_vec();
+        points.push(idle);
+        points.sort();
+        points.dedup();
         Tracker {
             wanted,
             idle,
+            points,
             quiet_since: now,
             passed: 0,
             probe,
@@ -191,13 +198,8 @@ impl Tracker {
         }
     }
 
-    /// The settle points of a quiet spell, in order: [`SETTLE`] and idle.
-    fn points(&self) -> Vec<Duration> {
-        let mut points = SETTLE.to_vec();
-        points.push(self.idle);
-        points.sort();
-        points.dedup();
-        points
+    fn points(&self) -> &[Duration] {
+        &self.points
     }
 
     /// Output came at `now`: a new quiet spell begins.
@@ -466,11 +468,7 @@ impl Waiter {
         }
         self.tracker.bell |= rang > 0;
         if let Err(e) = self.watch.check_alive(target).await {
-            let gone = matches!(
-                e.kind,
-                ErrorKind::PaneGone | ErrorKind::PaneDead | ErrorKind::TmuxServerGone
-            );
-            if !gone || !self.tracker.wanted.has(PaneState::Exited) {
+            if !e.kind.is_pane_end() || !self.tracker.wanted.has(PaneState::Exited) {
                 return Err(e);
             }
             self.tracker.gone = true;
@@ -572,8 +570,11 @@ pub(super) async fn wait_for_state(
             args.idle_ms
         )));
     }
-    let idle = Duration::from_millis(args.idle_ms as u64);
     let effective = seconds(args.timeout, "timeout")?.min(app.config.wait_max);
+    // Longer than any wait can last, an idle never comes: capped there, no
+    // deadline computed from it can overflow.
+    let idle = Duration::from_millis(args.idle_ms as u64)
+        .min(app.config.wait_max + Duration::from_secs(1));
     let since = Instant::from_std(started);
     let mut waiter = Waiter::start(&target, &args.pane, wanted, idle, since).await?;
     let mut pace = Pace::new(
