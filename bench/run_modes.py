@@ -123,7 +123,10 @@ def main():
                 print(f"| {name:9} | {command:10} | {statistics.median(times):9.2f} | {p90:6.2f} |")
         cat = shell_pane(socket, BASH)
         tmux(socket, "send-keys", "-t", cat, "cat", "Enter")
+        deadline = time.monotonic() + 10
         while tmux(socket, "display-message", "-p", "-t", cat, "#{pane_current_command}") != "cat":
+            if time.monotonic() > deadline:
+                raise SystemExit("cat never came to the pane's foreground")
             time.sleep(0.01)
         times = []
         for _ in range(5):

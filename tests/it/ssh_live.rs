@@ -236,7 +236,7 @@ async fn a_remote_server_with_no_session_is_started_over_ssh() {
     };
     // A name no server uses yet: create_session runs one-shot over ssh.
     let fresh = format!("{}-fresh", remote.tmux.name);
-    let _guard = KillServer(fresh.clone());
+    let _guard = PrivateTmux::named(fresh.clone());
     let socket = format!("loop:{fresh}");
     let info = ok(
         &remote.svc,
@@ -258,18 +258,6 @@ async fn a_remote_server_with_no_session_is_started_over_ssh() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&listed.stdout).trim(), "new");
-}
-
-/// Kills the tmux server `-L NAME` when dropped.
-struct KillServer(String);
-
-impl Drop for KillServer {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.0, "kill-server"])
-            .env_remove("TMUX")
-            .output();
-    }
 }
 
 /// Muting works over ssh as locally: the streaming client, an `ssh … tmux

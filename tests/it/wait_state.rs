@@ -395,11 +395,9 @@ async fn a_wait_is_cancelled_at_once() {
     let args = json!({"pane_id": tmux.first_pane(), "states": ["bell"], "timeout": 60});
     let cancel = CancellationToken::new();
     let wait = start_armed(&svc, "wait_for_state", args, cancel.clone()).await;
-    let started = Instant::now();
     cancel.cancel();
     let ended = tokio::time::timeout(BOUND, wait).await;
     let result = ended.expect("ended in time").expect("no panic");
-    assert!(started.elapsed() < BOUND);
     let text = result.content[0]["text"].as_str().unwrap_or_default();
     assert!(result.is_error && text.contains("cancelled"), "{text}");
 }

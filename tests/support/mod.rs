@@ -173,7 +173,9 @@ impl PrivateTmux {
             != command
         {
             assert!(started.elapsed() < BOUND, "{pane} never ran {command}");
-            tokio::task::yield_now().await;
+            // tmux has no event for it: re-read, leaving the 2 cores to the
+            // shell being waited for.
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     }
 
@@ -193,10 +195,9 @@ impl Drop for PrivateTmux {
         // then removed below and the server left running) is killed by pid,
         // if that pid is still a tmux of this test's name.
         for pid in [self.first_pid, current].into_iter().flatten() {
-            let ours = std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                c.windows(self.name.len())
-                    .any(|w| w == self.name.as_bytes())
-            });
+            // One argument is the name itself (`-L NAME`), not a longer one.
+            let ours = std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a == self.name.as_bytes()));
             if ours {
                 let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
             }
