@@ -292,6 +292,7 @@ impl Connection {
             closed: closed.clone(),
             ready: Some(ready_tx),
             idle: setup.idle.clone(),
+            attached: false,
         };
         tokio::spawn(reader.run(pipe.reader, gone.clone()));
         tokio::spawn(write_loop(pipe.writer, queue, pending, closed.clone()));
@@ -464,6 +465,10 @@ struct Reader {
     ready: Option<oneshot::Sender<Result<(), TmuxError>>>,
     /// Notified when the stream ends: a client slot is free.
     idle: Arc<Notify>,
+    /// tmux ran the attach. A client that never attached held no slot, and
+    /// waking the slot's waiters for it would have them attach again at
+    /// once (a failing attach retried in a loop).
+    attached: bool,
 }
 
 impl Reader {
@@ -495,7 +500,9 @@ impl Reader {
         drop(pending);
         self.observer.closed(self.session);
         gone.cancel();
-        self.idle.notify_waiters();
+        if self.attached {
+            self.idle.notify_waiters();
+        }
     }
 
     fn handle(&mut self, event: Event) {
@@ -504,6 +511,7 @@ impl Reader {
             // from hooks the user set, and are not ours.
             Event::Reply(reply) if reply.guard.flags == 0 => {
                 if let Some(ready) = self.ready.take() {
+                    self.attached = reply.ok;
                     let result = if reply.ok {
                         Ok(())
                     } else {
