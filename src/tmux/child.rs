@@ -73,7 +73,8 @@ impl OneShot {
 }
 
 /// What follows `tmux -u [socket]` for a control client of `session`:
-/// `-N -C attach-session -t $id -f ignore-size`.
+/// `-N -C attach-session -t $id -f FLAGS` (the role's flags, see
+/// `Role::attach_flags`).
 pub fn attach_args(session: SessionId, flags: &str) -> Vec<OsString> {
     ["-N", "-C", "attach-session", "-t"]
         .into_iter()
