@@ -150,14 +150,12 @@ async fn a_timeout_says_what_the_pane_is_doing() {
             continue;
         }
         let pane = shell_pane(&tmux, shell, start).await;
-        let run = |command: &str, subshell: bool| json!({"pane_id": pane, "command": command, "timeout": 0.5, "in_subshell": subshell});
+        // Time enough for the shell to reach the `read` or start the `sleep`
+        // on a loaded machine (0.5 s was not, twice, once in CI's run):
+        // neither returns anyway.
+        let run = |command: &str, subshell: bool| json!({"pane_id": pane, "command": command, "timeout": 2.0, "in_subshell": subshell});
         for subshell in [true, false] {
-            // Time enough to reach the `read` on a loaded machine (a full
-            // parallel run here once saw 0.5 s pass first): it never
-            // returns anyway.
-            let mut args = run("read reply", subshell);
-            args["timeout"] = json!(2.0);
-            let r = ok(&svc, "run_command", args).await;
+            let r = ok(&svc, "run_command", run("read reply", subshell)).await;
             let got = (r["timed_out"].clone(), r["pane_state"].clone());
             assert_eq!(
                 got,

@@ -400,7 +400,7 @@ async fn run_command_multiline_heredoc_bash_and_timeout() {
         (json!(1), json!(["in bash"]))
     );
 
-    let r = ok(&svc, "run_command", json!({"pane_id": pane, "command": "echo started; tmux wait-for never-signalled", "timeout": 0.5})).await;
+    let r = ok(&svc, "run_command", json!({"pane_id": pane, "command": "echo started; tmux wait-for never-signalled", "timeout": 2.0})).await;
     assert_eq!(
         (r["timed_out"].clone(), r["exit_status"].clone()),
         (json!(true), json!(null))
