@@ -584,8 +584,9 @@ async fn the_alternate_screen_is_not_matched() {
     );
     assert_eq!(result["alternate_screen"], true, "{result}");
 
-    // Entered during the wait, and still there at the timeout.
-    let args = json!({"pane_id": pane, "patterns": ["ALT-42"], "timeout": 1});
+    // Entered during the wait, and still there at the timeout (time enough
+    // for the shell to get there first on a loaded machine).
+    let args = json!({"pane_id": pane, "patterns": ["ALT-42"], "timeout": 3});
     let wait = start_armed(&svc, "wait_for_text", args, CancellationToken::new()).await;
     let keys = "printf '\\033[?1049h'; echo ALT-$((6*7)); tmux wait-for -S entered";
     tmux.cmd(&["send-keys", "-t", &pane, keys, "Enter"]);
