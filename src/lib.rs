@@ -52,7 +52,9 @@
 //! # Where a new tool goes
 //!
 //! One `ToolDef` row in the `register` function of its group's file in
-//! `src/tools/` (the toolset is part of the row), then
+//! `src/tools/` (the toolset is part of the row) and its handler, an
+//! `async fn(target: Target, args: Args)` (`tools::tool::Given` names the
+//! other shapes), then
 //! `BLESS=1 cargo test --test it tools_catalog` and the README's table.
 //! tmux fields it reads get a `Schema` table (`tmux::format`).
 //! - [`cli`]: the command line (`serve`, `call`, `tools`, `doctor`, `demo`);

@@ -156,10 +156,8 @@ pub struct Envelope {
     pub jsonrpc: Version,
     /// Absent for a notification. `null` never gets here: [`decode`]
     /// rejects it before this struct is built.
-    #[serde(default)]
     pub id: Option<Id>,
     pub method: String,
-    #[serde(default)]
     pub params: Option<Value>,
 }
 

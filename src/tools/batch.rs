@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::toolsets::Toolset;
-use super::{App, READ, ToolDef, ToolError, ToolResult};
+use super::{App, READ, ToolDef, ToolError, ToolResult, Untargeted};
 use crate::config::Config;
 use crate::mcp::CallContext;
 
@@ -121,9 +121,8 @@ fn nested<'a>(app: &'a App, tool: &str) -> Result<&'a ToolDef, String> {
 }
 
 async fn call_read_tools_batch(
-    app: Arc<App>,
+    Untargeted { app, ctx }: Untargeted,
     args: BatchArgs,
-    ctx: CallContext,
 ) -> ToolResult<ToolCallBatchResult> {
     if args.operations.is_empty() {
         return Err(ToolError::invalid(

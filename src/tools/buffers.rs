@@ -6,19 +6,17 @@
 //! delete the user's own buffers (clipboard history). The hub remembers the
 //! buffers it created; [`super::App::shutdown`] deletes those still there.
 
-use std::sync::Arc;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::bounded::{self, MaxLines};
 use super::pane::{backstop, capture_bound};
-use super::sock::Sock;
 use super::target::{self, PaneSel};
 use super::toolsets::Toolset;
-use super::{App, CREATE, DESTROY, ErrorKind, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
+use super::{
+    CREATE, Call, DESTROY, ErrorKind, INPUT, READ, Target, ToolDef, ToolError, ToolResult,
+};
 use crate::config::Config;
-use crate::mcp::CallContext;
 use crate::tmux::format::unvis;
 use crate::tmux::{Command, TmuxError};
 
@@ -104,10 +102,7 @@ pub struct LoadBufferArgs {
     /// Text to stage (not empty).
     content: String,
     /// Short label: 1-64 of A-Z a-z 0-9 _ . - (default 'buf').
-    #[serde(default)]
     logical_name: Option<String>,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -118,16 +113,33 @@ pub struct BufferRef {
     logical_name: Option<String>,
 }
 
-/// Largest text load_buffer stages (it travels as one control-mode line),
-/// the same bound as paste_text.
-const MAX_CONTENT: usize = 16 << 20;
+/// Most bytes a call may put in one buffer (load_buffer, paste_text): the
+/// text travels as one control-mode line.
+const MAX_TEXT: usize = 16 << 20;
 
-async fn load_buffer(
-    _: Arc<App>,
-    target: Target,
-    args: LoadBufferArgs,
-    _: CallContext,
-) -> ToolResult<BufferRef> {
+/// Checks text a call puts in a tmux buffer with `set-buffer` (as `arg` of
+/// `tool`): tmux keeps no empty buffer, and the command line carries no NUL.
+pub(super) fn check_buffer_text(text: &str, arg: &str, tool: &str) -> ToolResult<()> {
+    if text.is_empty() {
+        return Err(ToolError::invalid(format!(
+            "{arg} is empty; tmux keeps no empty buffers"
+        )));
+    }
+    if text.len() > MAX_TEXT {
+        return Err(ToolError::invalid(format!(
+            "{arg} is {} bytes; {tool} accepts at most {MAX_TEXT}",
+            text.len()
+        )));
+    }
+    if text.contains('\0') {
+        return Err(ToolError::invalid(format!(
+            "{arg} contains a NUL byte, which a tmux buffer set this way cannot carry"
+        )));
+    }
+    Ok(())
+}
+
+async fn load_buffer(target: Target, args: LoadBufferArgs) -> ToolResult<BufferRef> {
     let logical = match args.logical_name.as_deref() {
         None | Some("") => "buf",
         Some(name) if is_logical(name) => name,
@@ -138,22 +150,7 @@ async fn load_buffer(
             );
         }
     };
-    if args.content.is_empty() {
-        return Err(ToolError::invalid(
-            "content is empty; tmux keeps no empty buffers",
-        ));
-    }
-    if args.content.len() > MAX_CONTENT {
-        return Err(ToolError::invalid(format!(
-            "content is {} bytes; load_buffer accepts at most {MAX_CONTENT}",
-            args.content.len()
-        )));
-    }
-    if args.content.contains('\0') {
-        return Err(ToolError::invalid(
-            "content contains a NUL byte, which a tmux buffer loaded this way cannot carry",
-        ));
-    }
+    check_buffer_text(&args.content, "content", "load_buffer")?;
     let name = format!("{PREFIX}{}_{logical}", uuid::Uuid::new_v4().simple());
     // set-buffer on the control client: the text travels quoted on the
     // command line, no temporary file.
@@ -182,16 +179,9 @@ pub struct PasteBufferArgs {
     /// Bracketed paste, when the program enabled it.
     #[serde(default = "super::pane::yes")]
     bracket: bool,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
-async fn paste_buffer(
-    _: Arc<App>,
-    target: Target,
-    args: PasteBufferArgs,
-    _: CallContext,
-) -> ToolResult<String> {
+async fn paste_buffer(target: Target, args: PasteBufferArgs) -> ToolResult<String> {
     check_buffer_name(&args.buffer_name)?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     // paste-buffer does not say when the pane is missing in every version;
@@ -221,8 +211,6 @@ pub struct ShowBufferArgs {
     #[serde(default, deserialize_with = "bounded::explicit")]
     #[schemars(with = "Option<i64>", extend("default" = 500))]
     max_lines: MaxLines,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -289,10 +277,8 @@ async fn buffer_size(target: &Target, name: &str) -> ToolResult<Option<usize>> {
 }
 
 async fn show_buffer(
-    app: Arc<App>,
-    target: Target,
+    Call { app, target, .. }: Call,
     args: ShowBufferArgs,
-    _: CallContext,
 ) -> ToolResult<BufferContent> {
     check_buffer_name(&args.buffer_name)?;
     let bound = capture_bound(&app, args.max_lines)?;
@@ -333,16 +319,9 @@ async fn show_buffer(
 pub struct DeleteBufferArgs {
     // A buffer_name from load_buffer.
     buffer_name: String,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
-async fn delete_buffer(
-    _: Arc<App>,
-    target: Target,
-    args: DeleteBufferArgs,
-    _: CallContext,
-) -> ToolResult<String> {
+async fn delete_buffer(target: Target, args: DeleteBufferArgs) -> ToolResult<String> {
     check_buffer_name(&args.buffer_name)?;
     let result = target
         .hub

@@ -6,18 +6,15 @@
 //! blocks (see [`paced`]).
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::sock::Sock;
 use super::toolsets::Toolset;
 use super::wait::{Pace, Woke};
-use super::{App, ErrorKind, Hints, Target, ToolDef, ToolError, ToolResult};
+use super::{Call, ErrorKind, Hints, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
-use crate::mcp::CallContext;
 use crate::tmux::{Command, TmuxError};
 
 /// Changes nothing of tmux's objects, but consumes or leaves channel state.
@@ -53,8 +50,6 @@ pub struct WaitForChannelArgs {
     /// Seconds (> 0), capped by the server.
     #[serde(default = "default_timeout")]
     timeout: f64,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 fn default_timeout() -> f64 {
@@ -65,8 +60,6 @@ fn default_timeout() -> f64 {
 pub struct SignalChannelArgs {
     /// 1-128 of A-Z a-z 0-9 _ . : -
     channel: String,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 /// `^[A-Za-z0-9_.:-]{1,128}$`, checked before anything is spawned.
@@ -96,10 +89,8 @@ fn secs(d: Duration) -> String {
 }
 
 async fn wait_for_channel(
-    app: Arc<App>,
-    target: Target,
+    Call { app, target, ctx }: Call,
     args: WaitForChannelArgs,
-    ctx: CallContext,
 ) -> ToolResult<String> {
     let started = Instant::now();
     let channel = args.channel;
@@ -174,10 +165,8 @@ async fn paced<T>(pace: &mut Pace, waited: impl Future<Output = T>) -> T {
 }
 
 async fn signal_channel(
-    _: Arc<App>,
-    target: Target,
+    Call { target, ctx, .. }: Call,
     args: SignalChannelArgs,
-    ctx: CallContext,
 ) -> ToolResult<String> {
     let channel = args.channel;
     check_channel(&channel)?;

@@ -1,11 +1,13 @@
 //! The tool table: one [`ToolDef`] per tool drives both `tools/list` and
 //! `tools/call`, so the catalog and the dispatch cannot disagree.
 //!
-//! A tool is a typed async function `(App, Target, Args, CallContext) ->
-//! Result<Out, ToolError>` (no `Target` for the few tools no single tmux
-//! server is the target of). Its input schema is derived from `Args` (serde
-//! and schemars read the same struct, so schema and parsing cannot drift)
-//! and its output schema from `Out`. A non-object `Out` (a string, a list)
+//! A tool is a typed async function `(given, Args) -> Result<Out,
+//! ToolError>`, where `given` is what it needs besides its arguments: its
+//! server ([`Target`]), that and the shared state ([`Call`]), or, for the
+//! few tools no single tmux server is the target of, [`Untargeted`]. Its
+//! input schema is derived from `Args` (serde and schemars read the same
+//! struct, so schema and parsing cannot drift) and its output schema from
+//! `Out`. A non-object `Out` (a string, a list)
 //! is wrapped as `{"result": …}` the way the reference does it.
 //!
 //! - [`app`]: [`App`], the shared state, and [`Target`], one call's server;
@@ -51,4 +53,6 @@ pub use app::{App, Target};
 pub use catalog::Catalog;
 pub use error::{ErrorKind, ToolError, ToolResult};
 pub use service::TmuxService;
-pub use tool::{ADJUST, CHANGE, CREATE, DESTROY, Hints, INPUT, READ, ToolDef};
+pub use tool::{
+    ADJUST, CHANGE, CREATE, Call, DESTROY, Hints, INPUT, NoArgs, READ, ToolDef, Untargeted,
+};

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::error::pane_not_found;
+use super::pane::trimmed_lines;
 use super::target;
 use super::{ErrorKind, Target, ToolError, ToolResult};
 use crate::panes::Follower;
@@ -181,14 +182,7 @@ impl Watch {
             }
         };
         let position = position.unwrap_or_else(|| self.end());
-        let mut lines: Vec<String> = lines
-            .iter()
-            .map(|l| String::from_utf8_lossy(l).into_owned())
-            .collect();
-        while lines.last().is_some_and(|l| l.trim().is_empty()) {
-            lines.pop();
-        }
-        Ok((lines, position))
+        Ok((trimmed_lines(&lines), position))
     }
 
     /// Sleeps until the pane changes (output, a gap, a structural event) or

@@ -8,18 +8,15 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::sock::Sock;
 use super::target::{self, PaneSel, SessionArgs, SessionSel, WindowSel};
 use super::toolsets::Toolset;
-use super::{App, DESTROY, Hints, READ, Target, ToolDef, ToolError, ToolResult};
+use super::{DESTROY, Hints, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
-use crate::mcp::CallContext;
 use crate::tmux::{Command, PaneId, SessionId, WindowId};
 
 /// Overwrites a setting: the previous value is lost (destructive);
@@ -101,10 +98,8 @@ impl Scope {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ScopeSel {
     /// Level of the option or hook (default: inferred).
-    #[serde(default)]
     scope: Option<Scope>,
     /// With scope: session name or $id, window @id, or pane %id.
-    #[serde(default)]
     target: Option<String>,
     /// The global level (-g).
     #[serde(default, rename = "global_")]
@@ -317,8 +312,6 @@ pub struct ShowOptionArgs {
     option: String,
     #[serde(flatten)]
     scope: ScopeSel,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -344,12 +337,7 @@ fn typed(text: &str) -> Value {
     }
 }
 
-async fn show_option(
-    _: Arc<App>,
-    target: Target,
-    args: ShowOptionArgs,
-    _: CallContext,
-) -> ToolResult<OptionResult> {
+async fn show_option(target: Target, args: ShowOptionArgs) -> ToolResult<OptionResult> {
     check_option_name(&args.option)?;
     let object = resolve_scope(&target, &args.scope, Scope::Pane).await?;
     let mut cmd = scoped(
@@ -388,8 +376,6 @@ pub struct SetOptionArgs {
     value: String,
     #[serde(flatten)]
     scope: ScopeSel,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -400,12 +386,7 @@ pub struct OptionSetResult {
     status: String,
 }
 
-async fn set_option(
-    _: Arc<App>,
-    target: Target,
-    args: SetOptionArgs,
-    _: CallContext,
-) -> ToolResult<OptionSetResult> {
+async fn set_option(target: Target, args: SetOptionArgs) -> ToolResult<OptionSetResult> {
     check_option_name(&args.option)?;
     refuse_hook(&args.option)?;
     no_nul("value", &args.value)?;
@@ -450,12 +431,7 @@ async fn env_scope(target: &Target, session: &SessionSel, cmd: Command) -> ToolR
     }
 }
 
-async fn show_environment(
-    _: Arc<App>,
-    target: Target,
-    args: SessionArgs,
-    _: CallContext,
-) -> ToolResult<EnvironmentResult> {
+async fn show_environment(target: Target, args: SessionArgs) -> ToolResult<EnvironmentResult> {
     // `-s` prints shell syntax with the value quoted: a value holding a
     // newline stays one variable (the plain form would split it into two).
     let cmd = env_scope(
@@ -517,8 +493,6 @@ pub struct SetEnvironmentArgs {
     value: String,
     #[serde(flatten)]
     session: SessionSel,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -530,10 +504,8 @@ pub struct EnvironmentSetResult {
 }
 
 async fn set_environment(
-    _: Arc<App>,
     target: Target,
     args: SetEnvironmentArgs,
-    _: CallContext,
 ) -> ToolResult<EnvironmentSetResult> {
     super::spawn::env_name(&args.name)?;
     no_nul("value", &args.value)?;
@@ -552,8 +524,6 @@ async fn set_environment(
 pub struct ShowHooksArgs {
     #[serde(flatten)]
     scope: ScopeSel,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -562,8 +532,6 @@ pub struct ShowHookArgs {
     hook_name: String,
     #[serde(flatten)]
     scope: ScopeSel,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
@@ -640,21 +608,11 @@ async fn hooks(target: &Target, sel: &ScopeSel, hook: Option<&str>) -> ToolResul
     Ok(HookListResult { entries })
 }
 
-async fn show_hooks(
-    _: Arc<App>,
-    target: Target,
-    args: ShowHooksArgs,
-    _: CallContext,
-) -> ToolResult<HookListResult> {
+async fn show_hooks(target: Target, args: ShowHooksArgs) -> ToolResult<HookListResult> {
     hooks(&target, &args.scope, None).await
 }
 
-async fn show_hook(
-    _: Arc<App>,
-    target: Target,
-    args: ShowHookArgs,
-    _: CallContext,
-) -> ToolResult<HookListResult> {
+async fn show_hook(target: Target, args: ShowHookArgs) -> ToolResult<HookListResult> {
     check_hook_name(&args.hook_name)?;
     hooks(&target, &args.scope, Some(&args.hook_name)).await
 }

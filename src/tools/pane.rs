@@ -1,7 +1,5 @@
 //! Pane tools: listing, splitting, typing, reading.
 
-use std::sync::Arc;
-
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -11,14 +9,14 @@ use super::error::pane_not_found;
 use super::filters::{self, Filters};
 use super::models::{PaneInfo, PaneSnapshot};
 use super::rows;
-use super::sock::Sock;
 use super::spawn::SpawnArgs;
 use super::target::{self, Doomed, PaneArgs, PaneScope, PaneSel};
 use super::toolsets::Toolset;
 use super::window::WindowTarget;
-use super::{App, CREATE, DESTROY, ErrorKind, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
+use super::{
+    App, CREATE, Call, DESTROY, ErrorKind, INPUT, READ, Target, ToolDef, ToolError, ToolResult,
+};
 use crate::config::Config;
-use crate::mcp::CallContext;
 use crate::tmux::{Command, PaneId};
 
 pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
@@ -92,18 +90,13 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
 pub struct ListPanesArgs {
     #[serde(flatten)]
     window: WindowTarget,
-    #[serde(flatten)]
-    _sock: Sock,
     /// Filters, as in list_sessions.
-    #[serde(default)]
     filters: Option<Filters>,
 }
 
 async fn list_panes(
-    app: Arc<App>,
-    target: Target,
+    Call { app, target, .. }: Call,
     args: ListPanesArgs,
-    _: CallContext,
 ) -> ToolResult<Vec<PaneInfo>> {
     let session = &args.window.session;
     let mut panes = if args.window.window_id.is_some() || args.window.window_index.is_some() {
@@ -136,12 +129,7 @@ async fn list_panes(
     filters::apply(panes, args.filters)
 }
 
-async fn get_pane_info(
-    app: Arc<App>,
-    target: Target,
-    args: PaneArgs,
-    _: CallContext,
-) -> ToolResult<PaneInfo> {
+async fn get_pane_info(Call { app, target, .. }: Call, args: PaneArgs) -> ToolResult<PaneInfo> {
     let pane = target::resolve_pane(&target, &args.pane).await?;
     app.pane_info(&target, pane).await
 }
@@ -166,21 +154,15 @@ pub enum Size {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SplitWindowArgs {
     /// Pane to split (e.g. '%1'). Default: the target window's active pane.
-    #[serde(default)]
     pane_id: Option<String>,
     #[serde(flatten)]
     window: WindowTarget,
     /// Default: below.
-    #[serde(default)]
     direction: Option<SplitDirection>,
     /// Cells (20) or a percentage ('30%').
-    #[serde(default)]
     size: Option<Size>,
     /// Command instead of the default shell.
-    #[serde(default)]
     shell: Option<String>,
-    #[serde(flatten)]
-    _sock: Sock,
     #[serde(flatten)]
     spawn: SpawnArgs,
 }
@@ -200,10 +182,8 @@ fn size_arg(size: Size) -> ToolResult<String> {
 }
 
 async fn split_window(
-    app: Arc<App>,
-    target: Target,
+    Call { app, target, .. }: Call,
     args: SplitWindowArgs,
-    _: CallContext,
 ) -> ToolResult<PaneInfo> {
     let spawn = args.spawn.check(&target)?;
     let size = args.size.map(size_arg).transpose()?;
@@ -228,12 +208,7 @@ async fn split_window(
         cmd = cmd.flag("--").arg(shell);
     }
     let lines = target.run(cmd).await?;
-    let mut info = rows::PANE.parse(&lines).pop().ok_or_else(|| {
-        ToolError::new(
-            ErrorKind::TmuxCommand,
-            "tmux created the pane but did not describe it",
-        )
-    })?;
+    let mut info = rows::created(&rows::PANE, &lines, "pane")?;
     app.mark_caller(&target, &mut info);
     Ok(info)
 }
@@ -242,16 +217,9 @@ async fn split_window(
 pub struct KillPaneArgs {
     /// Pane ID (e.g. '%1').
     pane_id: String,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
-async fn kill_pane(
-    app: Arc<App>,
-    target: Target,
-    args: KillPaneArgs,
-    _: CallContext,
-) -> ToolResult<String> {
+async fn kill_pane(Call { app, target, .. }: Call, args: KillPaneArgs) -> ToolResult<String> {
     let pane = target::pane_id(&args.pane_id)?;
     app.refuse_self_harm(&target, Doomed::Pane(pane)).await?;
     // The hub runs the kill in a process of its own and forgets a client of
@@ -276,20 +244,13 @@ pub struct SendKeysArgs {
     /// Prefix a space to keep the line out of shell history.
     #[serde(default)]
     suppress_history: bool,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 pub fn yes() -> bool {
     true
 }
 
-async fn send_keys(
-    _: Arc<App>,
-    target: Target,
-    args: SendKeysArgs,
-    _: CallContext,
-) -> ToolResult<String> {
+async fn send_keys(target: Target, args: SendKeysArgs) -> ToolResult<String> {
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let how = Typing {
         enter: args.enter,
@@ -337,10 +298,8 @@ pub struct CapturePaneArgs {
     #[serde(flatten)]
     pane: PaneSel,
     /// First line: 0 is the screen's top, negative scrollback.
-    #[serde(default)]
     start: Option<i64>,
     /// Last line (same numbering as start).
-    #[serde(default)]
     end: Option<i64>,
     /// Keep the last N lines; null: all.
     #[serde(default, deserialize_with = "bounded::explicit")]
@@ -349,8 +308,6 @@ pub struct CapturePaneArgs {
     /// Only the last command's output, from the shell's OSC 133 marks (start/end ignored).
     #[serde(default)]
     last_command: bool,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 /// The default bound of a capture: 500 lines and [`DEFAULT_BYTES`].
@@ -386,12 +343,7 @@ pub(super) fn backstop(text: String, limit: usize) -> String {
     format!("[... truncated {start} bytes ...]\n{}", &text[start..])
 }
 
-async fn capture_pane(
-    app: Arc<App>,
-    target: Target,
-    args: CapturePaneArgs,
-    _: CallContext,
-) -> ToolResult<String> {
+async fn capture_pane(Call { app, target, .. }: Call, args: CapturePaneArgs) -> ToolResult<String> {
     let bound = capture_bound(&app, args.max_lines)?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     if args.last_command {
@@ -422,15 +374,11 @@ pub struct SnapshotPaneArgs {
     #[serde(default, deserialize_with = "bounded::explicit")]
     #[schemars(with = "Option<i64>", extend("default" = 500))]
     max_lines: MaxLines,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 async fn snapshot_pane(
-    app: Arc<App>,
-    target: Target,
+    Call { app, target, .. }: Call,
     args: SnapshotPaneArgs,
-    _: CallContext,
 ) -> ToolResult<PaneSnapshot> {
     let bound = capture_bound(&app, args.max_lines)?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
@@ -454,8 +402,6 @@ pub struct DisplayMessageArgs {
     format_string: String,
     #[serde(flatten)]
     pane: PaneSel,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 const PANE_MARK: char = '\u{241E}';
@@ -472,12 +418,7 @@ fn check_format(format: &str) -> ToolResult<()> {
     Ok(())
 }
 
-async fn display_message(
-    _: Arc<App>,
-    target: Target,
-    args: DisplayMessageArgs,
-    _: CallContext,
-) -> ToolResult<String> {
+async fn display_message(target: Target, args: DisplayMessageArgs) -> ToolResult<String> {
     check_format(&args.format_string)?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     // display-message does not fail on a missing pane, so the output starts

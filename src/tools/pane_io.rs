@@ -1,7 +1,6 @@
 //! Pane input and output beyond single keystrokes: batched typing, pasting,
 //! clearing, respawning, piping to a file, and searching pane text.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use regex::{Regex, RegexBuilder};
@@ -10,16 +9,15 @@ use serde::{Deserialize, Serialize};
 
 use super::batch::OnError;
 use super::bounded::DEFAULT_BYTES;
+use super::buffers;
 use super::models::PaneContentMatch;
 use super::pane::{self, Typing};
 use super::rows;
-use super::sock::Sock;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, Doomed, PaneArgs, PaneSel, SessionSel};
 use super::toolsets::Toolset;
-use super::{App, DESTROY, ErrorKind, Hints, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
+use super::{Call, DESTROY, ErrorKind, Hints, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
-use crate::mcp::CallContext;
 use crate::tmux::{Command, PaneId, TmuxError};
 
 /// Starts a process in place of something: it may kill a program or
@@ -91,16 +89,12 @@ pub struct SendKeysOperation {
     // Text or key names to send.
     keys: String,
     /// Pane ID (e.g. '%1'). Wins over the other fields.
-    #[serde(default)]
     pane_id: Option<String>,
     /// Used without pane_id.
-    #[serde(default)]
     session_name: Option<String>,
     /// Used without pane_id.
-    #[serde(default)]
     session_id: Option<String>,
     /// Used without pane_id.
-    #[serde(default)]
     window_id: Option<String>,
     // Press Enter after the keys.
     #[serde(default = "pane::yes")]
@@ -121,10 +115,7 @@ pub struct SendKeysBatchArgs {
     #[serde(default)]
     on_error: OnError,
     /// Seconds for the whole batch; operations left then fail.
-    #[serde(default)]
     timeout: Option<f64>,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 // The outcome of one operation.
@@ -167,10 +158,8 @@ fn error_text(e: &ToolError) -> String {
 }
 
 async fn send_keys_batch(
-    _: Arc<App>,
     target: Target,
     args: SendKeysBatchArgs,
-    _: CallContext,
 ) -> ToolResult<SendKeysBatchResult> {
     check_batch(&args)?;
     let deadline = BatchDeadline::new(args.timeout);
@@ -305,33 +294,10 @@ pub struct PasteTextArgs {
     /// Bracketed paste, when the program enabled it.
     #[serde(default = "pane::yes")]
     bracket: bool,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
-/// Largest text paste_text accepts.
-const MAX_PASTE: usize = 16 << 20;
-
-async fn paste_text(
-    _: Arc<App>,
-    target: Target,
-    args: PasteTextArgs,
-    _: CallContext,
-) -> ToolResult<String> {
-    if args.text.is_empty() {
-        return Err(ToolError::invalid("text must not be empty"));
-    }
-    if args.text.contains('\0') {
-        return Err(ToolError::invalid(
-            "text contains a NUL byte, which a tmux buffer set this way cannot carry",
-        ));
-    }
-    if args.text.len() > MAX_PASTE {
-        return Err(ToolError::invalid(format!(
-            "text is {} bytes; paste_text accepts at most {MAX_PASTE}",
-            args.text.len()
-        )));
-    }
+async fn paste_text(target: Target, args: PasteTextArgs) -> ToolResult<String> {
+    buffers::check_buffer_text(&args.text, "text", "paste_text")?;
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let name = format!("libtmux_mcp_{}_paste", uuid::Uuid::new_v4().simple());
     target
@@ -359,12 +325,7 @@ async fn paste_text(
 
 // ---------------------------------------------------------------- clear_pane
 
-async fn clear_pane(
-    _: Arc<App>,
-    target: Target,
-    args: PaneArgs,
-    _: CallContext,
-) -> ToolResult<String> {
+async fn clear_pane(target: Target, args: PaneArgs) -> ToolResult<String> {
     let pane = target::resolve_pane(&target, &args.pane).await?;
     // In this order: the reset pushes the screen into history, which the
     // second command then deletes.
@@ -387,19 +348,14 @@ pub struct RespawnPaneArgs {
     #[serde(default = "pane::yes")]
     kill: bool,
     /// Command instead of the default one.
-    #[serde(default)]
     shell: Option<String>,
-    #[serde(flatten)]
-    _sock: Sock,
     #[serde(flatten)]
     spawn: SpawnArgs,
 }
 
 async fn respawn_pane(
-    app: Arc<App>,
-    target: Target,
+    Call { app, target, .. }: Call,
     args: RespawnPaneArgs,
-    _: CallContext,
 ) -> ToolResult<super::models::PaneInfo> {
     let spawn = args.spawn.check(&target)?;
     let pane = target::pane_id(&args.pane_id)?;
@@ -424,13 +380,10 @@ pub struct PipePaneArgs {
     #[serde(flatten)]
     pane: PaneSel,
     /// File (an absolute path) to write to; null stops.
-    #[serde(default)]
     output_path: Option<String>,
     /// false truncates the file first.
     #[serde(default = "pane::yes")]
     append: bool,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 /// Longest output_path accepted (Linux PATH_MAX).
@@ -450,12 +403,7 @@ fn pipe_command_literal(command: &str) -> String {
     spawn::literal(&command.replace('%', "%%"))
 }
 
-async fn pipe_pane(
-    _: Arc<App>,
-    target: Target,
-    args: PipePaneArgs,
-    _: CallContext,
-) -> ToolResult<String> {
+async fn pipe_pane(target: Target, args: PipePaneArgs) -> ToolResult<String> {
     let command = match &args.output_path {
         None => None,
         Some(path) if path.trim().is_empty() => {
@@ -519,10 +467,8 @@ pub struct SearchPanesArgs {
     #[serde(default)]
     match_case: bool,
     /// First line: 0 is the screen's top, negative scrollback.
-    #[serde(default)]
     content_start: Option<i64>,
     /// Last line (same numbering).
-    #[serde(default)]
     content_end: Option<i64>,
     /// Last N matching lines kept per pane.
     #[serde(default = "default_lines_per_pane")]
@@ -533,8 +479,6 @@ pub struct SearchPanesArgs {
     /// Panes to skip.
     #[serde(default)]
     offset: i64,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 fn default_lines_per_pane() -> i64 {
@@ -586,10 +530,8 @@ fn pane_order(id: &str) -> (u8, u64, String) {
 }
 
 async fn search_panes(
-    app: Arc<App>,
-    target: Target,
+    Call { app, target, .. }: Call,
     args: SearchPanesArgs,
-    _: CallContext,
 ) -> ToolResult<SearchPanesResult> {
     let re = compile(&args.pattern, args.regex, args.match_case)?;
     if args.max_matched_lines_per_pane <= 0 {

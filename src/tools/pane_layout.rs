@@ -2,21 +2,17 @@
 //! find_pane_by_position, select_pane, swap_pane, enter_copy_mode and
 //! exit_copy_mode.
 
-use std::sync::Arc;
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::models::PaneInfo;
 use super::rows;
-use super::sock::Sock;
 use super::spawn;
 use super::target::{self, PaneArgs, PaneSel};
 use super::toolsets::Toolset;
 use super::window::WindowTarget;
-use super::{ADJUST, App, CHANGE, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
+use super::{ADJUST, CHANGE, Call, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
-use crate::mcp::CallContext;
 use crate::tmux::{Command, PaneId, TmuxError, WindowId};
 
 pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
@@ -114,24 +110,14 @@ pub struct ResizePaneArgs {
     #[serde(flatten)]
     pane: PaneSel,
     /// New height in lines.
-    #[serde(default)]
     height: Option<i64>,
     /// New width in columns.
-    #[serde(default)]
     width: Option<i64>,
     /// true: this pane fills its window; false: unzoom. Not with height/width.
-    #[serde(default)]
     zoom: Option<bool>,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
-async fn resize_pane(
-    app: Arc<App>,
-    target: Target,
-    args: ResizePaneArgs,
-    _: CallContext,
-) -> ToolResult<PaneInfo> {
+async fn resize_pane(Call { app, target, .. }: Call, args: ResizePaneArgs) -> ToolResult<PaneInfo> {
     if args.zoom.is_some() && (args.height.is_some() || args.width.is_some()) {
         return Err(ToolError::invalid("Cannot combine zoom with height/width"));
     }
@@ -175,15 +161,11 @@ pub struct SetPaneTitleArgs {
     title: String,
     #[serde(flatten)]
     pane: PaneSel,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 async fn set_pane_title(
-    app: Arc<App>,
-    target: Target,
+    Call { app, target, .. }: Call,
     args: SetPaneTitleArgs,
-    _: CallContext,
 ) -> ToolResult<PaneInfo> {
     let pane = target::resolve_pane(&target, &args.pane).await?;
     // With -T, select-pane sets the title and returns before it would
@@ -241,8 +223,6 @@ pub struct FindPaneArgs {
     corner: Corner,
     #[serde(flatten)]
     window: WindowTarget,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 /// The pane in `corner`; of several, the one furthest right and down.
@@ -254,10 +234,8 @@ fn pane_at(panes: Vec<PaneInfo>, corner: Corner) -> Option<PaneInfo> {
 }
 
 async fn find_pane_by_position(
-    app: Arc<App>,
-    target: Target,
+    Call { app, target, .. }: Call,
     args: FindPaneArgs,
-    _: CallContext,
 ) -> ToolResult<PaneInfo> {
     let id = args.window.id(&target).await?;
     let mut info = pane_at(window_panes(&target, id).await?, args.corner).ok_or_else(|| {
@@ -288,15 +266,11 @@ pub enum PaneDirection {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SelectPaneArgs {
     /// Pane ID (e.g. '%1') to focus.
-    #[serde(default)]
     pane_id: Option<String>,
     /// last: the previously active pane; next/previous wrap.
-    #[serde(default)]
     direction: Option<PaneDirection>,
     #[serde(flatten)]
     window: WindowTarget,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 /// The pane after (or before) the active one, wrapping around.
@@ -314,12 +288,7 @@ fn neighbour(panes: &[PaneInfo], forward: bool) -> Option<&PaneInfo> {
     panes.get(index)
 }
 
-async fn select_pane(
-    app: Arc<App>,
-    target: Target,
-    args: SelectPaneArgs,
-    _: CallContext,
-) -> ToolResult<PaneInfo> {
+async fn select_pane(Call { app, target, .. }: Call, args: SelectPaneArgs) -> ToolResult<PaneInfo> {
     let direction = match (&args.pane_id, args.direction) {
         (None, None) => return Err(ToolError::invalid("Provide either pane_id or direction.")),
         (Some(_), Some(_)) => {
@@ -372,16 +341,9 @@ pub struct SwapPaneArgs {
     source_pane_id: String,
     // Pane ID (e.g. '%2') it trades places with.
     target_pane_id: String,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
-async fn swap_pane(
-    app: Arc<App>,
-    target: Target,
-    args: SwapPaneArgs,
-    _: CallContext,
-) -> ToolResult<PaneInfo> {
+async fn swap_pane(Call { app, target, .. }: Call, args: SwapPaneArgs) -> ToolResult<PaneInfo> {
     let source = target::pane_id(&args.source_pane_id)?;
     let other = target::pane_id(&args.target_pane_id)?;
     tokio::try_join!(
@@ -402,17 +364,12 @@ pub struct EnterCopyModeArgs {
     #[serde(flatten)]
     pane: PaneSel,
     /// Lines to scroll back.
-    #[serde(default)]
     scroll_up: Option<i64>,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 async fn enter_copy_mode(
-    app: Arc<App>,
-    target: Target,
+    Call { app, target, .. }: Call,
     args: EnterCopyModeArgs,
-    _: CallContext,
 ) -> ToolResult<PaneInfo> {
     let scroll_up = args.scroll_up.unwrap_or(0);
     if scroll_up < 0 {
@@ -441,12 +398,7 @@ async fn enter_copy_mode(
     app.pane_info(&target, pane).await
 }
 
-async fn exit_copy_mode(
-    app: Arc<App>,
-    target: Target,
-    args: PaneArgs,
-    _: CallContext,
-) -> ToolResult<PaneInfo> {
+async fn exit_copy_mode(Call { app, target, .. }: Call, args: PaneArgs) -> ToolResult<PaneInfo> {
     let pane = target::resolve_pane(&target, &args.pane).await?;
     let mode = pane_vars(&target, pane, &["pane_mode"]).await?.remove(0);
     // Only copy mode (and its read-only variant) takes `cancel`; other

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::App;
+use super::{App, NoArgs, ToolResult, Untargeted};
 use crate::mcp::ServiceError;
 
 struct Arg {
@@ -363,14 +363,7 @@ pub fn register_as_tools(tools: &mut Vec<super::ToolDef>) {
     ));
 }
 
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-pub struct NoArgs {}
-
-async fn list_prompts(
-    _: std::sync::Arc<App>,
-    _: NoArgs,
-    _: crate::mcp::CallContext,
-) -> super::ToolResult<String> {
+async fn list_prompts(_: Untargeted, _: NoArgs) -> ToolResult<String> {
     Ok(serde_json::to_string(&json!({ "prompts": list() })).unwrap_or_default())
 }
 
@@ -379,15 +372,10 @@ pub struct GetPromptArgs {
     /// Prompt name, from list_prompts.
     name: String,
     /// The prompt's arguments.
-    #[serde(default)]
     arguments: Option<Map<String, Value>>,
 }
 
-async fn get_prompt(
-    app: std::sync::Arc<App>,
-    args: GetPromptArgs,
-    _: crate::mcp::CallContext,
-) -> super::ToolResult<String> {
+async fn get_prompt(Untargeted { app, .. }: Untargeted, args: GetPromptArgs) -> ToolResult<String> {
     let rendered = get(&app, &args.name, args.arguments.unwrap_or_default())
         .map_err(|e| super::ToolError::invalid(e.to_string()))?;
     Ok(serde_json::to_string(&rendered).unwrap_or_default())

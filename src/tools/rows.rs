@@ -3,7 +3,18 @@
 //! records and the parse loop are [`crate::tmux::format`]'s.
 
 use super::models::{PaneContentMatch, PaneInfo, PaneSnapshot, SessionInfo, WindowInfo};
+use super::{ErrorKind, ToolError, ToolResult};
 use crate::tmux::format::{Schema, flag, int, opt};
+
+/// The record a `-P -F` command prints for what it created (`what`:
+/// "session", "window", "pane").
+pub fn created<T: Default>(schema: &Schema<T>, lines: &[Vec<u8>], what: &str) -> ToolResult<T> {
+    let described = schema.parse(lines).into_iter().next();
+    described.ok_or_else(|| {
+        let message = format!("tmux created the {what} but did not describe it");
+        ToolError::new(ErrorKind::TmuxCommand, message)
+    })
+}
 
 pub const SESSION: Schema<SessionInfo> = Schema(&[
     ("session_id", |m, v| m.session_id = v.into()),

@@ -179,6 +179,21 @@ fn drop_null_type(field: &mut Map<String, Value>) {
 }
 
 /// The output schema, and whether results are wrapped as `{"result": …}`.
+/// Appends the optional arguments of `T` to an input schema's (for an
+/// argument group the call path itself reads, such as `socket_name`).
+pub(super) fn append_args_of<T: JsonSchema>(schema: &mut Value) {
+    let extra = schema_of::<T>();
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Object(more)) = extra.get("properties") {
+        let properties = object.entry("properties").or_insert_with(|| json!({}));
+        if let Some(properties) = properties.as_object_mut() {
+            properties.extend(more.clone());
+        }
+    }
+}
+
 pub(super) fn output_schema_of<T: JsonSchema>() -> (Value, bool) {
     let mut schema = schema_of::<T>();
     compact(&mut schema, true);

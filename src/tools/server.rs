@@ -3,7 +3,6 @@
 use std::collections::HashSet;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -12,15 +11,14 @@ use serde::Deserialize;
 use super::filters::{self, Filters};
 use super::models::{ServerInfo, SessionInfo};
 use super::rows;
-use super::sock::Sock;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, Doomed, SessionArgs, SessionSel};
 use super::toolsets::Toolset;
 use super::{
-    App, CHANGE, CREATE, DESTROY, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult,
+    App, CHANGE, CREATE, Call, DESTROY, ErrorKind, NoArgs, READ, Target, ToolDef, ToolError,
+    ToolResult, Untargeted,
 };
 use crate::config::Config;
-use crate::mcp::CallContext;
 use crate::tmux::socket::{SocketSpec, socket_dir};
 use crate::tmux::{Command, TmuxError};
 
@@ -93,34 +91,15 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListSessionsArgs {
-    #[serde(flatten)]
-    _sock: Sock,
     /// {"field[__op]": "value"}; ops exact, contains, startswith, endswith, regex (i-prefixed: any case), in, nin.
-    #[serde(default)]
     filters: Option<Filters>,
 }
 
-async fn list_sessions(
-    _: Arc<App>,
-    target: Target,
-    args: ListSessionsArgs,
-    _: CallContext,
-) -> ToolResult<Vec<SessionInfo>> {
+async fn list_sessions(target: Target, args: ListSessionsArgs) -> ToolResult<Vec<SessionInfo>> {
     filters::apply(target::sessions(&target).await?, args.filters)
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ServerArgs {
-    #[serde(flatten)]
-    _sock: Sock,
-}
-
-async fn get_server_info(
-    _: Arc<App>,
-    target: Target,
-    _: ServerArgs,
-    _: CallContext,
-) -> ToolResult<ServerInfo> {
+async fn get_server_info(target: Target, _: NoArgs) -> ToolResult<ServerInfo> {
     server_info(&target, false).await
 }
 
@@ -158,7 +137,6 @@ async fn server_info(target: &Target, oneshot: bool) -> ToolResult<ServerInfo> {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListServersArgs {
     /// More socket paths to check (tmux -S).
-    #[serde(default)]
     extra_socket_paths: Option<Vec<String>>,
 }
 
@@ -176,9 +154,8 @@ async fn accepts(path: &Path) -> bool {
 }
 
 async fn list_servers(
-    app: Arc<App>,
+    Untargeted { app, .. }: Untargeted,
     args: ListServersArgs,
-    _: CallContext,
 ) -> ToolResult<Vec<ServerInfo>> {
     let dir = socket_dir(&app.config.tmux_tmpdir);
     let mut found: Vec<(SocketSpec, PathBuf)> = Vec::new();
@@ -262,12 +239,7 @@ async fn remote_servers(app: &App) -> Vec<ServerInfo> {
     servers
 }
 
-async fn kill_server(
-    app: Arc<App>,
-    target: Target,
-    _: ServerArgs,
-    _: CallContext,
-) -> ToolResult<String> {
+async fn kill_server(Call { app, target, .. }: Call, _: NoArgs) -> ToolResult<String> {
     app.refuse_self_harm(&target, Doomed::Server).await?;
     // A one-shot process: our control clients die with the server.
     target.hub.run_oneshot(&Command::new("kill-server")).await?;
@@ -277,41 +249,25 @@ async fn kill_server(
     Ok("Server killed successfully".to_owned())
 }
 
-async fn get_session_info(
-    _: Arc<App>,
-    target: Target,
-    args: SessionArgs,
-    _: CallContext,
-) -> ToolResult<SessionInfo> {
+async fn get_session_info(target: Target, args: SessionArgs) -> ToolResult<SessionInfo> {
     target::session(&target, &args.session).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct CreateSessionArgs {
     /// Name of the new session (no '.' or ':'). Default: tmux picks one.
-    #[serde(default)]
     session_name: Option<String>,
     /// Name of its first window.
-    #[serde(default)]
     window_name: Option<String>,
     /// Width in cells.
-    #[serde(default)]
     x: Option<u32>,
     /// Height in cells.
-    #[serde(default)]
     y: Option<u32>,
-    #[serde(flatten)]
-    _sock: Sock,
     #[serde(flatten)]
     spawn: SpawnArgs,
 }
 
-async fn create_session(
-    _: Arc<App>,
-    target: Target,
-    args: CreateSessionArgs,
-    _: CallContext,
-) -> ToolResult<SessionInfo> {
+async fn create_session(target: Target, args: CreateSessionArgs) -> ToolResult<SessionInfo> {
     if let Some(name) = &args.session_name {
         spawn::session_name(name)?;
     }
@@ -341,24 +297,10 @@ async fn create_session(
     // With no server (or no session) there is no control client: the hub
     // runs this in a one-shot process, which starts the server.
     let lines = target.run(cmd).await?;
-    rows::SESSION
-        .parse(&lines)
-        .into_iter()
-        .next()
-        .ok_or_else(|| {
-            ToolError::new(
-                ErrorKind::TmuxCommand,
-                "tmux created the session but did not describe it",
-            )
-        })
+    rows::created(&rows::SESSION, &lines, "session")
 }
 
-async fn kill_session(
-    app: Arc<App>,
-    target: Target,
-    args: SessionArgs,
-    _: CallContext,
-) -> ToolResult<String> {
+async fn kill_session(Call { app, target, .. }: Call, args: SessionArgs) -> ToolResult<String> {
     if !args.session.is_given() {
         return Err(ToolError::invalid(
             "Refusing to kill without an explicit target. Provide session_name or session_id.",
@@ -386,16 +328,9 @@ pub struct RenameSessionArgs {
     new_name: String,
     #[serde(flatten)]
     session: SessionSel,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
-async fn rename_session(
-    _: Arc<App>,
-    target: Target,
-    args: RenameSessionArgs,
-    _: CallContext,
-) -> ToolResult<SessionInfo> {
+async fn rename_session(target: Target, args: RenameSessionArgs) -> ToolResult<SessionInfo> {
     spawn::session_name(&args.new_name)?;
     let id = target::session_id_of(&target, &args.session).await?;
     target

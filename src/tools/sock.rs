@@ -10,14 +10,12 @@ use crate::config::Config;
 use crate::tmux::hub::Hubs;
 use crate::tmux::socket::SocketSpec;
 
-/// `socket_name`, shared by every targeted tool. An argument struct
-/// flattens it (as `_sock`) where `socket_name` is listed in its schema;
-/// the tool wrapper reads it and hands the handler the resolved
-/// [`Target`](super::Target), so no handler reads it itself.
+/// `socket_name`, shared by every targeted tool. The call path adds it to
+/// such a tool's schema, reads it and hands the handler the resolved
+/// [`Target`](super::Target), so no argument struct or handler names it.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct Sock {
     /// tmux socket name (tmux -L); ALIAS:NAME is NAME on a TMUX_MCP_HOSTS host. Default: LIBTMUX_SOCKET, else tmux's default.
-    #[serde(default)]
     pub socket_name: Option<String>,
 }
 

@@ -23,10 +23,8 @@ pub enum Environment {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SpawnArgs {
     /// Existing directory to start in (~ expands).
-    #[serde(default)]
     pub start_directory: Option<String>,
     /// Variables for the new process (create_session: the session): object or JSON string.
-    #[serde(default)]
     pub environment: Option<Environment>,
     /// Keep shells from writing history files.
     #[serde(default)]

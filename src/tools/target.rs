@@ -12,7 +12,6 @@ use serde::Deserialize;
 use super::error::{not_found, pane_not_found};
 use super::models::{PaneInfo, SessionInfo, WindowInfo};
 use super::rows;
-use super::sock::Sock;
 use super::{App, ErrorKind, Target, ToolError, ToolResult};
 use crate::tmux::{Command, PaneId, SessionId, WindowId, format};
 
@@ -33,10 +32,8 @@ pub fn session_id(raw: &str) -> ToolResult<SessionId> {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct SessionSel {
     /// Session name.
-    #[serde(default)]
     pub session_name: Option<String>,
     /// Session ID (e.g. '$1').
-    #[serde(default)]
     pub session_id: Option<String>,
 }
 
@@ -74,8 +71,6 @@ impl SessionSel {
 pub struct SessionArgs {
     #[serde(flatten)]
     pub session: SessionSel,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 /// Every session, in tmux's order.
@@ -265,6 +260,32 @@ pub async fn display_pane(
     target.run(cmd).await
 }
 
+/// What tmux says a pane runs, for where the process probe cannot say.
+#[derive(Default)]
+pub struct PaneNow {
+    /// The foreground command (`pane_current_command`).
+    pub command: String,
+    /// The pane's shell as configured (`default-shell`): a shell at its
+    /// prompt runs this.
+    pub shell: String,
+    /// The pane's process ended and remain-on-exit keeps it (`pane_dead`):
+    /// its pid may belong to another process by now.
+    pub dead: bool,
+}
+
+const NOW: format::Schema<PaneNow> = format::Schema(&[
+    ("pane_current_command", |n, v| n.command = v.into()),
+    ("default-shell", |n, v| n.shell = v.into()),
+    ("pane_dead", |n, v| n.dead = v == "1"),
+]);
+
+/// [`PaneNow`] of `pane`, in one `display-message -p` (`None`: tmux
+/// printed nothing).
+pub async fn pane_now(target: &Target, pane: PaneId) -> ToolResult<Option<PaneNow>> {
+    let lines = display_pane(target, pane, NOW.template()).await?;
+    Ok(NOW.parse(&lines).into_iter().next())
+}
+
 /// `pane`'s record, the first of a `display-message` reply. display-message
 /// does not fail on a missing pane, it prints empty fields: the pane's own
 /// id (`id` of the record) tells.
@@ -291,16 +312,12 @@ pub async fn tmux_version(target: &Target) -> ToolResult<String> {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct PaneSel {
     /// Pane ID (e.g. '%1'). Wins over the other fields.
-    #[serde(default)]
     pub pane_id: Option<String>,
     /// Session name, used when pane_id is not given.
-    #[serde(default)]
     pub session_name: Option<String>,
     /// Session ID (e.g. '$1'), used when pane_id is not given.
-    #[serde(default)]
     pub session_id: Option<String>,
     /// Window ID (e.g. '@1'), used when pane_id is not given.
-    #[serde(default)]
     pub window_id: Option<String>,
 }
 
@@ -309,8 +326,6 @@ pub struct PaneSel {
 pub struct PaneArgs {
     #[serde(flatten)]
     pub pane: PaneSel,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 /// The pane `sel` names: by id; else the first pane of the window (by id,

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::schema::{compact, output_schema_of, schema_of};
+use super::schema::{append_args_of, compact, output_schema_of, schema_of};
 use super::sock::Sock;
 use super::toolsets::Toolset;
 use super::{App, Target, ToolError, ToolResult, audit};
@@ -88,66 +88,60 @@ impl Hints {
     }
 }
 
-/// A tool's handler, in one of two shapes: `(app, target, args, ctx)` for
-/// a tool that talks to one tmux server (the wrapper resolves the call's
-/// `socket_name` into the [`Target`] first, so its arguments must include
-/// `socket_name`), or `(app, args, ctx)` for a tool no single server is
-/// the target of (it scans them, calls other tools, or touches none).
-pub trait Handler<A, O, Shape>: Send + Sync + 'static {
-    /// Whether the call's socket is resolved for the handler.
+/// What a tool's handler is given besides its arguments, built by the
+/// one call path from the call; the handler's first parameter says which:
+/// [`Target`] for a tool that only talks to one tmux server, [`Call`] for
+/// one that also needs the shared state or the call's context, and
+/// [`Untargeted`] for a tool no single server is the target of (it scans
+/// them, calls other tools, or touches none).
+pub trait Given: Sized + Send + 'static {
+    /// Whether the tool takes `socket_name`, resolved for the handler.
     const TARGETED: bool;
-    fn run(
-        &self,
-        app: Arc<App>,
-        args: A,
-        socket_name: Option<String>,
-        ctx: CallContext,
-    ) -> BoxFuture<'static, ToolResult<O>>;
+    fn given(app: Arc<App>, socket_name: Option<&str>, ctx: CallContext) -> ToolResult<Self>;
 }
 
-/// The shape of a handler that receives its [`Target`].
-pub struct OnTarget;
-/// The shape of a handler that resolves no socket.
-pub struct Untargeted;
+/// The arguments of a tool that takes none of its own.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NoArgs {}
 
-impl<A, O, F, Fut> Handler<A, O, OnTarget> for F
-where
-    F: Fn(Arc<App>, Target, A, CallContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = ToolResult<O>> + Send + 'static,
-{
+/// A targeted tool's shared state, server and call context.
+pub struct Call {
+    pub app: Arc<App>,
+    /// The server the call's `socket_name` names.
+    pub target: Target,
+    /// Cancellation, progress and log for this call.
+    pub ctx: CallContext,
+}
+
+/// An untargeted tool's shared state and call context.
+pub struct Untargeted {
+    pub app: Arc<App>,
+    pub ctx: CallContext,
+}
+
+impl Given for Target {
     const TARGETED: bool = true;
-    fn run(
-        &self,
-        app: Arc<App>,
-        args: A,
-        socket: Option<String>,
-        ctx: CallContext,
-    ) -> BoxFuture<'static, ToolResult<O>> {
-        let started = app
-            .socket(socket.as_deref())
-            .map(|target| self(app, target, args, ctx));
-        Box::pin(async move { started?.await })
+    fn given(app: Arc<App>, socket_name: Option<&str>, _: CallContext) -> ToolResult<Target> {
+        app.socket(socket_name)
     }
 }
 
-impl<A, O, F, Fut> Handler<A, O, Untargeted> for F
-where
-    F: Fn(Arc<App>, A, CallContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = ToolResult<O>> + Send + 'static,
-{
+impl Given for Call {
+    const TARGETED: bool = true;
+    fn given(app: Arc<App>, socket_name: Option<&str>, ctx: CallContext) -> ToolResult<Call> {
+        let target = app.socket(socket_name)?;
+        Ok(Call { app, target, ctx })
+    }
+}
+
+impl Given for Untargeted {
     const TARGETED: bool = false;
-    fn run(
-        &self,
-        app: Arc<App>,
-        args: A,
-        _: Option<String>,
-        ctx: CallContext,
-    ) -> BoxFuture<'static, ToolResult<O>> {
-        Box::pin(self(app, args, ctx))
+    fn given(app: Arc<App>, _: Option<&str>, ctx: CallContext) -> ToolResult<Untargeted> {
+        Ok(Untargeted { app, ctx })
     }
 }
 
-type Call =
+type Invoke =
     Box<dyn Fn(Arc<App>, Value, CallContext) -> BoxFuture<'static, CallToolResult> + Send + Sync>;
 
 /// One tool: what `tools/list` says about it and how to call it. Nothing
@@ -163,12 +157,12 @@ pub struct ToolDef {
     pub output_schema: Value,
     /// It enforces its own wait ceiling, so a read batch refuses it.
     pub own_wait_ceiling: bool,
-    call: Call,
+    call: Invoke,
 }
 
 impl ToolDef {
-    /// Builds a tool from a typed handler (see [`Handler`] for its shapes).
-    pub fn new<A, O, Shape, H>(
+    /// Builds a tool from a typed handler (see [`Given`] for its shapes).
+    pub fn new<A, O, G, H, Fut>(
         name: &'static str,
         toolset: Toolset,
         title: &'static str,
@@ -179,9 +173,20 @@ impl ToolDef {
     where
         A: DeserializeOwned + JsonSchema + Send + 'static,
         O: Serialize + JsonSchema + 'static,
-        H: Handler<A, O, Shape>,
+        G: Given,
+        H: Fn(G, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolResult<O>> + Send + 'static,
     {
         let mut input_schema = schema_of::<A>();
+        // The call path reads `socket_name` and resolves it for a targeted
+        // tool, so it also declares it, after the tool's own arguments.
+        assert!(
+            input_schema["properties"].get("socket_name").is_none(),
+            "{name}: socket_name is the call path's argument, not the tool's"
+        );
+        if G::TARGETED {
+            append_args_of::<Sock>(&mut input_schema);
+        }
         compact(&mut input_schema, false);
         // Unknown arguments are refused, never dropped. serde cannot do it
         // for flattened argument groups, so the schema's own list decides
@@ -192,26 +197,21 @@ impl ToolDef {
                 .map(|p| p.keys().cloned().collect())
                 .unwrap_or_default(),
         );
-        // A targeted tool without `socket_name` would always use the
-        // default server; an untargeted one with it would ignore it.
-        assert_eq!(
-            known.iter().any(|k| k == "socket_name"),
-            H::TARGETED,
-            "{name}: a tool takes socket_name exactly when its handler takes a Target"
-        );
         let (output_schema, wrapped) = output_schema_of::<O>();
         let handler = Arc::new(handler);
-        let call: Call = Box::new(move |app, args, ctx| {
+        let call: Invoke = Box::new(move |app, args, ctx| {
             let handler = handler.clone();
             let known = known.clone();
             Box::pin(async move {
                 let started = std::time::Instant::now();
                 let audit = app.config.audit;
                 let raw = if audit { args.clone() } else { Value::Null };
-                let outcome = match parse_args::<A>(name, &known, args) {
-                    Ok((args, socket_name)) => handler.run(app, args, socket_name, ctx).await,
-                    Err(e) => Err(e),
-                };
+                let outcome = async {
+                    let (args, socket_name) = parse_args::<A>(name, &known, args)?;
+                    let given = G::given(app, socket_name.as_deref(), ctx)?;
+                    handler(given, args).await
+                }
+                .await;
                 let millis = started.elapsed().as_secs_f64() * 1000.0;
                 if audit {
                     audit::record(

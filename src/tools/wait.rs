@@ -7,7 +7,6 @@
 //! while waiting except a capture that an output event triggered (a
 //! full-screen redraw can only be matched on the rendered screen).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
@@ -16,12 +15,11 @@ use serde::{Deserialize, Serialize};
 use super::bounded::{self, DEFAULT_BYTES, cut_to};
 use super::observe::{MAX_LINE, Watch};
 use super::run::is_plumbing;
-use super::sock::Sock;
 use super::target::{self, PaneSel};
 use super::toolsets::Toolset;
-use super::{App, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
+use super::{Call, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
-use crate::mcp::{CallContext, LogLevel};
+use crate::mcp::LogLevel;
 use crate::panes::LineView;
 use crate::panes::ReadInfo;
 use crate::panes::matcher::{LineBatch, Matcher};
@@ -112,10 +110,8 @@ pub(super) fn seconds(value: f64, name: &str) -> ToolResult<Duration> {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForTextArgs {
     /// Literal, case-insensitive unless regex/match_case; null: any new output.
-    #[serde(default)]
     patterns: Option<Vec<String>>,
     /// Failure patterns (e.g. 'error:'): a hit ends the wait as 'stopped'.
-    #[serde(default)]
     stop: Option<Vec<String>>,
     /// patterns and stop are regular expressions.
     #[serde(default)]
@@ -131,8 +127,6 @@ pub struct WaitForTextArgs {
     // Match case (default: case-insensitive).
     #[serde(default)]
     match_case: bool,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 fn default_wait_timeout() -> f64 {
@@ -442,10 +436,8 @@ impl TextScan {
 }
 
 async fn wait_for_text(
-    app: Arc<App>,
-    target: Target,
+    Call { app, target, ctx }: Call,
     args: WaitForTextArgs,
-    ctx: CallContext,
 ) -> ToolResult<WaitForTextResult> {
     let started = Instant::now();
     if args.interval.is_nan() || args.interval < 0.01 {
@@ -502,7 +494,6 @@ async fn wait_for_text(
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct CaptureSinceArgs {
     /// From the previous call or run_command; omit at first.
-    #[serde(default)]
     cursor: Option<String>,
     #[serde(flatten)]
     pane: PaneSel,
@@ -512,8 +503,6 @@ pub struct CaptureSinceArgs {
     /// Most bytes of lines per call; null: no limit.
     #[serde(default = "default_since_bytes")]
     max_bytes: Option<i64>,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 fn default_since_lines() -> Option<i64> {
@@ -725,12 +714,7 @@ fn read_page(watch: &Watch, cursor: &Cursor, max_lines: usize, max_bytes: usize)
 /// How long a cursor keeps its pane streamed when clients never detach.
 const CURSOR_LINGER: Duration = Duration::from_secs(30);
 
-async fn capture_since(
-    _: Arc<App>,
-    target: Target,
-    args: CaptureSinceArgs,
-    _: CallContext,
-) -> ToolResult<CaptureSinceResult> {
+async fn capture_since(target: Target, args: CaptureSinceArgs) -> ToolResult<CaptureSinceResult> {
     let started = Instant::now();
     let max_lines = limit(args.max_lines, "max_lines")?;
     let max_bytes = limit(args.max_bytes, "max_bytes")?;

@@ -1,7 +1,5 @@
 //! Window tools.
 
-use std::sync::Arc;
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -9,15 +7,13 @@ use super::filters::{self, Filters};
 use super::models::WindowInfo;
 use super::pane_layout;
 use super::rows;
-use super::sock::Sock;
 use super::spawn::{self, SpawnArgs};
 use super::target::{self, Doomed, SessionSel, WindowSel};
 use super::toolsets::Toolset;
 use super::{
-    App, CHANGE, CREATE, DESTROY, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult,
+    CHANGE, CREATE, Call, DESTROY, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult,
 };
 use crate::config::Config;
-use crate::mcp::CallContext;
 use crate::tmux::{Command, WindowId};
 
 pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
@@ -99,19 +95,11 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
 pub struct ListWindowsArgs {
     #[serde(flatten)]
     session: SessionSel,
-    #[serde(flatten)]
-    _sock: Sock,
     /// Filters, as in list_sessions.
-    #[serde(default)]
     filters: Option<Filters>,
 }
 
-async fn list_windows(
-    _: Arc<App>,
-    target: Target,
-    args: ListWindowsArgs,
-    _: CallContext,
-) -> ToolResult<Vec<WindowInfo>> {
+async fn list_windows(target: Target, args: ListWindowsArgs) -> ToolResult<Vec<WindowInfo>> {
     let mut windows = target::windows(&target).await?;
     if args.session.is_given() {
         let session = target::session(&target, &args.session).await?;
@@ -124,10 +112,8 @@ async fn list_windows(
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WindowTarget {
     /// Window ID (e.g. '@1'). Wins over the other fields.
-    #[serde(default)]
     pub window_id: Option<String>,
     /// Window index within the session.
-    #[serde(default)]
     pub window_index: Option<String>,
     #[serde(flatten)]
     pub session: SessionSel,
@@ -163,16 +149,9 @@ impl WindowTarget {
 pub struct WindowArgs {
     #[serde(flatten)]
     window: WindowTarget,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
-async fn get_window_info(
-    _: Arc<App>,
-    target: Target,
-    args: WindowArgs,
-    _: CallContext,
-) -> ToolResult<WindowInfo> {
+async fn get_window_info(target: Target, args: WindowArgs) -> ToolResult<WindowInfo> {
     args.window.resolve(&target).await
 }
 
@@ -188,26 +167,17 @@ pub struct CreateWindowArgs {
     #[serde(flatten)]
     session: SessionSel,
     /// Name of the new window.
-    #[serde(default)]
     window_name: Option<String>,
     /// Make it the session's current window.
     #[serde(default)]
     attach: bool,
     /// Before or after the current window (default: next free index).
-    #[serde(default)]
     direction: Option<Placement>,
-    #[serde(flatten)]
-    _sock: Sock,
     #[serde(flatten)]
     spawn: SpawnArgs,
 }
 
-async fn create_window(
-    _: Arc<App>,
-    target: Target,
-    args: CreateWindowArgs,
-    _: CallContext,
-) -> ToolResult<WindowInfo> {
+async fn create_window(target: Target, args: CreateWindowArgs) -> ToolResult<WindowInfo> {
     let spawn = args.spawn.check(&target)?;
     let session = target::session(&target, &args.session).await?;
     let mut cmd = Command::new("new-window")
@@ -225,32 +195,16 @@ async fn create_window(
     cmd = cmd.opt_if("-n", args.window_name.as_deref().map(spawn::literal));
     cmd = spawn.apply(cmd);
     let lines = target.run(cmd).await?;
-    rows::WINDOW
-        .parse(&lines)
-        .into_iter()
-        .next()
-        .ok_or_else(|| {
-            ToolError::new(
-                ErrorKind::TmuxCommand,
-                "tmux created the window but did not describe it",
-            )
-        })
+    rows::created(&rows::WINDOW, &lines, "window")
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct KillWindowArgs {
     /// Window ID (e.g. '@1').
     window_id: String,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
-async fn kill_window(
-    app: Arc<App>,
-    target: Target,
-    args: KillWindowArgs,
-    _: CallContext,
-) -> ToolResult<String> {
+async fn kill_window(Call { app, target, .. }: Call, args: KillWindowArgs) -> ToolResult<String> {
     let id = target::window_id(&args.window_id)?;
     target::window_by_id(&target, id).await?;
     app.refuse_self_harm(&target, Doomed::Window(id)).await?;
@@ -276,16 +230,9 @@ pub struct RenameWindowArgs {
     new_name: String,
     #[serde(flatten)]
     window: WindowTarget,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
-async fn rename_window(
-    _: Arc<App>,
-    target: Target,
-    args: RenameWindowArgs,
-    _: CallContext,
-) -> ToolResult<WindowInfo> {
+async fn rename_window(target: Target, args: RenameWindowArgs) -> ToolResult<WindowInfo> {
     let id = args.window.id(&target).await?;
     target
         .run(
@@ -309,26 +256,16 @@ pub enum WindowDirection {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SelectWindowArgs {
     /// Window ID (e.g. '@1'). Wins over window_index and direction.
-    #[serde(default)]
     window_id: Option<String>,
     /// Window index within the session.
-    #[serde(default)]
     window_index: Option<String>,
     /// last: the previously current window.
-    #[serde(default)]
     direction: Option<WindowDirection>,
     #[serde(flatten)]
     session: SessionSel,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
-async fn select_window(
-    _: Arc<App>,
-    target: Target,
-    args: SelectWindowArgs,
-    _: CallContext,
-) -> ToolResult<WindowInfo> {
+async fn select_window(target: Target, args: SelectWindowArgs) -> ToolResult<WindowInfo> {
     if args.window_id.is_none() && args.window_index.is_none() && args.direction.is_none() {
         return Err(ToolError::invalid(
             "Provide window_id, window_index, or direction.",
@@ -384,16 +321,9 @@ pub struct SelectLayoutArgs {
     layout: String,
     #[serde(flatten)]
     window: WindowTarget,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
-async fn select_layout(
-    _: Arc<App>,
-    target: Target,
-    args: SelectLayoutArgs,
-    _: CallContext,
-) -> ToolResult<WindowInfo> {
+async fn select_layout(target: Target, args: SelectLayoutArgs) -> ToolResult<WindowInfo> {
     // tmux 3.3a crashes on a name it does not know and on a malformed
     // layout string, so nothing but a known name or a checked string goes.
     let kind = layout::classify(&args.layout).map_err(ToolError::invalid)?;
@@ -430,21 +360,12 @@ pub struct ResizeWindowArgs {
     #[serde(flatten)]
     window: WindowTarget,
     /// New height in cells.
-    #[serde(default)]
     height: Option<i64>,
     /// New width in cells.
-    #[serde(default)]
     width: Option<i64>,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
-async fn resize_window(
-    _: Arc<App>,
-    target: Target,
-    args: ResizeWindowArgs,
-    _: CallContext,
-) -> ToolResult<WindowInfo> {
+async fn resize_window(target: Target, args: ResizeWindowArgs) -> ToolResult<WindowInfo> {
     let width = pane_layout::cells("width", args.width)?;
     let height = pane_layout::cells("height", args.height)?;
     if width.is_none() && height.is_none() {
@@ -470,18 +391,10 @@ pub struct MoveWindowArgs {
     #[serde(default)]
     destination_index: String,
     /// Name or $id; default: the window's own.
-    #[serde(default)]
     destination_session: Option<String>,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
-async fn move_window(
-    _: Arc<App>,
-    target: Target,
-    args: MoveWindowArgs,
-    _: CallContext,
-) -> ToolResult<WindowInfo> {
+async fn move_window(target: Target, args: MoveWindowArgs) -> ToolResult<WindowInfo> {
     let index = &args.destination_index;
     if !index.is_empty()
         && (!index.bytes().all(|b| b.is_ascii_digit()) || index.parse::<i32>().is_err())

@@ -16,7 +16,6 @@ mod span;
 mod state;
 mod typed;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
@@ -25,13 +24,11 @@ use serde::{Deserialize, Serialize};
 use super::bounded::{self, HeadTail, MaxLines};
 use super::observe::{Watch, watch_pane};
 use super::pane::yes;
-use super::sock::Sock;
 use super::target::PaneSel;
 use super::toolsets::Toolset;
 use super::wait::{Cursor, Pace, seconds};
-use super::{App, INPUT, Target, ToolDef, ToolError, ToolResult};
+use super::{App, Call, INPUT, Target, ToolDef, ToolError, ToolResult};
 use crate::config::Config;
-use crate::mcp::CallContext;
 use crate::tmux::Command;
 pub use last::last_command;
 use span::{Delimiters, Span};
@@ -75,13 +72,10 @@ pub struct RunCommandArgs {
     #[schemars(with = "Option<i64>")]
     max_lines: MaxLines,
     /// Prefix a space to keep the command out of shell history.
-    #[serde(default)]
     suppress_history: Option<bool>,
     /// Run in a child shell (cd, export do not persist); false: in the pane's own shell.
     #[serde(default = "yes")]
     in_subshell: bool,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 fn default_run_timeout() -> f64 {
@@ -240,10 +234,8 @@ async fn settle(
 }
 
 async fn run_command(
-    app: Arc<App>,
-    target: Target,
+    Call { app, target, ctx }: Call,
     args: RunCommandArgs,
-    ctx: CallContext,
 ) -> ToolResult<RunCommandResult> {
     let started = Instant::now();
     let run = check(&app, &args)?;

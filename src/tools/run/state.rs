@@ -8,10 +8,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::super::observe::Watch;
+use super::super::target::pane_now;
 use super::super::{ErrorKind, Target, ToolError, ToolResult};
 use crate::process::{self, Activity};
-use crate::tmux::Command;
-use crate::tmux::format::Schema;
 
 /// Shells whose syntax run_command speaks (POSIX, or fish), by the name
 /// tmux reports as the pane's current command.
@@ -80,18 +79,6 @@ pub enum PaneState {
     Exited,
 }
 
-/// What tmux says of the pane when the process probe cannot.
-#[derive(Default)]
-struct Now {
-    command: String,
-    dead: bool,
-}
-
-const NOW: Schema<Now> = Schema(&[
-    ("pane_current_command", |n, v| n.command = v.into()),
-    ("pane_dead", |n, v| n.dead = v == "1"),
-]);
-
 const WAITS_FOR_INPUT: &str = "the command is waiting for input: answer with send_keys, or send C-c (send_keys keys='C-c' enter=false)";
 
 /// What the pane is doing when its command did not end by the deadline,
@@ -116,17 +103,9 @@ pub(super) async fn after_timeout(
         Some(Activity::Running) => return running(foreground.as_deref().unwrap_or_default()),
         _ => {}
     }
-    let cmd = Command::new("display-message")
-        .flag("-p")
-        .target(watch.id)
-        .arg(NOW.template());
-    match target.run(cmd).await {
-        Ok(lines) => match NOW.parse(&lines).into_iter().next() {
-            Some(now) if now.dead => exited(),
-            Some(now) => running(&now.command),
-            None => exited(),
-        },
-        Err(_) => exited(),
+    match pane_now(target, watch.id).await {
+        Ok(Some(now)) if !now.dead => running(&now.command),
+        _ => exited(),
     }
 }
 

@@ -25,7 +25,6 @@
 //! [`crate::panes::bell`]); `idle` counts silence from the call's start
 //! (what the pane printed before is not timed).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -33,16 +32,13 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use super::{Pace, TailBuf, Woke, bounded_tail, seconds};
-use crate::mcp::CallContext;
 use crate::panes::{BellScanner, LineView};
 use crate::process::{self, Activity, ExitWatch, Probe, Prober};
-use crate::tmux::format::Schema;
-use crate::tmux::{Command, PaneId};
+use crate::tmux::PaneId;
 use crate::tools::observe::{MAX_LINE, Watch, watch_pane};
 use crate::tools::run::is_plumbing;
-use crate::tools::sock::Sock;
-use crate::tools::target::PaneSel;
-use crate::tools::{App, ErrorKind, Target, ToolError, ToolResult};
+use crate::tools::target::{PaneSel, pane_now};
+use crate::tools::{Call, ErrorKind, Target, ToolError, ToolResult};
 
 /// Quiet spells after the last output at which the probe runs (besides
 /// `idle_ms`): soon after a prompt or question is printed, then twice more
@@ -94,7 +90,6 @@ impl PaneState {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForStateArgs {
     // Default: all. (No doc comment: the catalog is what a model pays.)
-    #[serde(default)]
     states: Option<Vec<PaneState>>,
     // Milliseconds without output that count as idle.
     #[serde(default = "default_idle_ms")]
@@ -104,8 +99,6 @@ pub struct WaitForStateArgs {
     /// Seconds to wait (capped by the server).
     #[serde(default = "super::default_wait_timeout")]
     timeout: f64,
-    #[serde(flatten)]
-    _sock: Sock,
 }
 
 fn default_idle_ms() -> i64 {
@@ -311,18 +304,8 @@ impl Stream {
 
 /// Whether tmux calls the pane dead (remain-on-exit), read once at entry:
 /// a dead pane's pid may belong to another process by now.
-#[derive(Default)]
-struct Dead(bool);
-
-const DEAD: Schema<Dead> = Schema(&[("pane_dead", |d, v| d.0 = v == "1")]);
-
 async fn pane_dead(target: &Target, id: PaneId) -> ToolResult<bool> {
-    let cmd = Command::new("display-message")
-        .flag("-p")
-        .target(id)
-        .arg(DEAD.template());
-    let lines = target.run(cmd).await?;
-    Ok(DEAD.parse(&lines).first().is_some_and(|d| d.0))
+    Ok(pane_now(target, id).await?.is_some_and(|now| now.dead))
 }
 
 /// Probes off the async threads (a probe reads /proc: a few files, or
@@ -345,31 +328,13 @@ async fn probe_pane(prober: &mut Option<Prober>) -> Probe {
 /// Where the OS says nothing but that the process lives (no `/proc`),
 /// what tmux says: the foreground command (`pane_current_command`) is the
 /// pane's shell (`default-shell`) at a prompt, anything else runs.
-#[derive(Default)]
-struct Foreground {
-    command: String,
-    shell: String,
-}
-
-const FOREGROUND: Schema<Foreground> = Schema(&[
-    ("pane_current_command", |f, v| f.command = v.into()),
-    ("default-shell", |f, v| f.shell = v.into()),
-]);
-
 async fn with_tmux_command(target: &Target, id: PaneId, probe: Probe) -> Probe {
     if probe.observable != process::OBSERVE_EXITED || probe.activity == Activity::Exited {
         return probe;
     }
-    let cmd = Command::new("display-message")
-        .flag("-p")
-        .target(id)
-        .arg(FOREGROUND.template());
-    let Ok(lines) = target.run(cmd).await else {
-        return probe;
-    };
-    match FOREGROUND.parse(&lines).into_iter().next() {
-        Some(f) => from_command(&f.command, &f.shell),
-        None => probe,
+    match pane_now(target, id).await {
+        Ok(Some(now)) => from_command(&now.command, &now.shell),
+        _ => probe,
     }
 }
 
@@ -557,10 +522,8 @@ impl Waiter {
 }
 
 pub(super) async fn wait_for_state(
-    app: Arc<App>,
-    target: Target,
+    Call { app, target, ctx }: Call,
     args: WaitForStateArgs,
-    ctx: CallContext,
 ) -> ToolResult<WaitForStateResult> {
     let started = std::time::Instant::now();
     let wanted = Wanted::new(args.states.as_deref())?;
