@@ -102,6 +102,11 @@ impl Command {
         self.name
     }
 
+    /// Whether this command is one of `names` (a class of commands).
+    pub fn is_one_of(&self, names: &[&str]) -> bool {
+        names.contains(&self.name)
+    }
+
     /// The control-mode line (without the trailing newline).
     pub fn to_line(&self) -> Result<Vec<u8>, UnsendableArg> {
         let mut line = self.name.as_bytes().to_vec();

@@ -49,11 +49,12 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::{Notify, OnceCell};
 use tokio_util::sync::CancellationToken;
 
+use super::backoff::Backoff;
 use super::child::{LocalTmux, OneShot};
 use super::connection::{Connection, Observer, Role, Setup, Transport};
 use super::door::Door;
@@ -95,14 +96,23 @@ pub struct Hub {
 /// A control client, attached once however many wait for it.
 type Cell = Arc<OnceCell<Connection>>;
 
-#[derive(Default)]
 struct Clients {
     /// The client commands run on.
     commands: Option<Cell>,
     /// One cell per session a streaming client is attached (or attaching) to.
     streams: HashMap<SessionId, Cell>,
-    /// After a failed attach: when to try again, and the next delay.
-    backoff: Option<(Instant, Duration)>,
+    /// The command client's failed attaches.
+    backoff: Backoff,
+}
+
+impl Default for Clients {
+    fn default() -> Clients {
+        Clients {
+            commands: None,
+            streams: HashMap::new(),
+            backoff: Backoff::new(Duration::from_millis(50), Duration::from_secs(2)),
+        }
+    }
 }
 
 impl Clients {
@@ -135,9 +145,6 @@ pub struct Stream {
     pub client: Connection,
     pub lease: Lease,
 }
-
-const BACKOFF_START: Duration = Duration::from_millis(50);
-const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
 impl Hub {
     /// A hub whose control clients are `tmux -C` children.
@@ -243,7 +250,7 @@ impl Hub {
     /// client included) is bounded by the command timeout: a server that
     /// accepts and never answers is [`TmuxError::NotResponding`] within it.
     pub async fn run(&self, command: &Command) -> Result<Lines, TmuxError> {
-        if blocks_queue(command) || ends_sessions(command) {
+        if command.is_one_of(QUEUE_BLOCKING) || command.is_one_of(SESSION_ENDING) {
             return self.run_oneshot(command).await;
         }
         let limit = self.limits.tmux_command_timeout;
@@ -299,7 +306,7 @@ impl Hub {
         cancel: Option<&CancellationToken>,
     ) -> Result<Lines, TmuxError> {
         let result = self.process(command, timeout, cancel).await;
-        if ends_sessions(command) {
+        if command.is_one_of(SESSION_ENDING) {
             // Whether it succeeded or not: a failed `kill-server` may still
             // have ended sessions, and checking is cheap.
             self.forget_ended_sessions().await;
@@ -362,10 +369,7 @@ impl Hub {
             if let Some(client) = clients.commands.as_ref().and_then(|c| c.get()) {
                 return Some(client.clone());
             }
-            if clients
-                .backoff
-                .is_some_and(|(until, _)| Instant::now() < until)
-            {
+            if clients.backoff.remaining().is_some() {
                 return None;
             }
             clients.commands.get_or_insert_with(Cell::default).clone()
@@ -376,18 +380,14 @@ impl Hub {
         };
         match cell.get_or_try_init(|| attach).await {
             Ok(client) => {
-                self.clients().backoff = None;
+                self.clients().backoff.succeeded();
                 Some(client.clone())
             }
             // No session: nothing to attach to, and nothing to back off from.
             Err(None) => None,
             Err(Some(e)) => {
                 eprintln!("tmux-mcp: attaching to {} failed: {e}", self.address);
-                let mut clients = self.clients();
-                let delay = clients
-                    .backoff
-                    .map_or(BACKOFF_START, |(_, d)| (d * 2).min(BACKOFF_MAX));
-                clients.backoff = Some((Instant::now() + delay, delay));
+                self.clients().backoff.failed();
                 None
             }
         }
@@ -701,7 +701,7 @@ const READ_ONLY: &[&str] = &[
 fn may_resend(command: &Command, error: &TmuxError) -> bool {
     match error {
         TmuxError::NotSent => true,
-        TmuxError::Disconnected => READ_ONLY.contains(&command.name()),
+        TmuxError::Disconnected => command.is_one_of(READ_ONLY),
         _ => false,
     }
 }
@@ -717,10 +717,6 @@ const QUEUE_BLOCKING: &[&str] = &[
     "source-file",
 ];
 
-fn blocks_queue(command: &Command) -> bool {
-    QUEUE_BLOCKING.contains(&command.name())
-}
-
 /// Commands that can end a session (its last pane or window killed or moved
 /// away, or the whole server): on a client attached to that session the
 /// reply could be lost with the client.
@@ -735,10 +731,6 @@ const SESSION_ENDING: &[&str] = &[
     "move-window",
     "unlink-window",
 ];
-
-fn ends_sessions(command: &Command) -> bool {
-    SESSION_ENDING.contains(&command.name())
-}
 
 /// A one-shot process's stdout as lines, without the final newline.
 fn lines(mut stdout: Vec<u8>) -> Lines {
@@ -864,6 +856,7 @@ mod tests {
     use super::*;
     use crate::tmux::PaneId;
     use crate::tmux::scripted::Scripted;
+    use std::time::Instant;
     use tokio::sync::mpsc::UnboundedReceiver;
 
     /// A hub whose control clients are scripted; it has no tmux for
@@ -1052,9 +1045,9 @@ mod tests {
     #[test]
     fn queue_blocking_commands_are_recognised() {
         for name in QUEUE_BLOCKING {
-            assert!(blocks_queue(&Command::new(name)));
+            assert!(Command::new(name).is_one_of(QUEUE_BLOCKING));
         }
-        assert!(!blocks_queue(&Command::new("capture-pane")));
+        assert!(!Command::new("capture-pane").is_one_of(QUEUE_BLOCKING));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The tmux side: parsing control mode, building commands, speaking control
 //! mode over a pipe, and the processes behind the pipes.
 
+pub mod backoff;
 pub mod child;
 pub mod command;
 pub mod connection;

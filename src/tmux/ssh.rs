@@ -22,10 +22,11 @@ use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::backoff::Backoff;
 use super::child::{self, Finished};
 use super::command::UnsendableArg;
 use super::connection::{Pipe, Transport};
@@ -104,16 +105,8 @@ impl Drop for Ssh {
 pub struct SshHost {
     ssh: Arc<Ssh>,
     pub host: Host,
-    /// After a failed connection: until when calls fail fast, the next
-    /// delay, and what ssh said.
-    backoff: Mutex<Option<Backoff>>,
-}
-
-#[derive(Clone)]
-struct Backoff {
-    until: Instant,
-    delay: Duration,
-    error: String,
+    /// Failed connections, and what ssh said of the last.
+    backoff: Mutex<(Backoff, String)>,
 }
 
 impl SshHost {
@@ -121,7 +114,7 @@ impl SshHost {
         Arc::new(SshHost {
             ssh,
             host,
-            backoff: Mutex::new(None),
+            backoff: Mutex::new((Backoff::new(BACKOFF_START, BACKOFF_MAX), String::new())),
         })
     }
 
@@ -161,29 +154,25 @@ impl SshHost {
 
     /// Fails fast while a failed connection backs off.
     fn check_backoff(&self) -> Result<(), TmuxError> {
-        let backoff = self.backoff.lock().expect("backoff lock").clone();
-        match backoff {
-            Some(b) if Instant::now() < b.until => Err(TmuxError::Ssh(format!(
-                "{} (tried again in {:.1}s)",
-                b.error,
-                (b.until - Instant::now()).as_secs_f64()
+        let (backoff, error) = &*self.backoff.lock().expect("backoff lock");
+        match backoff.remaining() {
+            Some(left) => Err(TmuxError::Ssh(format!(
+                "{error} (tried again in {:.1}s)",
+                left.as_secs_f64()
             ))),
-            _ => Ok(()),
+            None => Ok(()),
         }
     }
 
     fn record(&self, failure: Option<String>) {
-        let mut backoff = self.backoff.lock().expect("backoff lock");
-        *backoff = failure.map(|error| {
-            let delay = backoff
-                .as_ref()
-                .map_or(BACKOFF_START, |b| (b.delay * 2).min(BACKOFF_MAX));
-            Backoff {
-                until: Instant::now() + delay,
-                delay,
-                error,
+        let (backoff, error) = &mut *self.backoff.lock().expect("backoff lock");
+        match failure {
+            Some(said) => {
+                backoff.failed();
+                *error = said;
             }
-        });
+            None => backoff.succeeded(),
+        }
     }
 
     /// Runs `remote` (words, each quoted for the remote shell) to completion
