@@ -54,6 +54,9 @@ pub struct Watch {
     /// The pane's process when the watch began (0 if tmux gave none): a
     /// respawn keeps the pane id and changes it.
     pub pid: u32,
+    /// The pane's process had ended when the watch began (remain-on-exit
+    /// kept the pane): `pid` may belong to another process by now.
+    pub dead_at_start: bool,
     follower: Follower,
     hub: Arc<Hub>,
     command_timeout: Duration,
@@ -100,6 +103,7 @@ impl Watch {
             geometry: described.geometry,
             alternate_at_start: described.alternate,
             pid: described.pid,
+            dead_at_start: described.dead,
             follower,
             hub: target.hub.clone(),
             command_timeout: target.hub.limits().tmux_command_timeout,
@@ -314,7 +318,8 @@ const LIVENESS: Schema<Liveness> = Schema(&[
 ]);
 
 /// What a watch needs to know of its pane when it begins: its session,
-/// foreground command, size and cursor, screen and process.
+/// foreground command, size and cursor, screen and process (and whether
+/// that has ended).
 #[derive(Default)]
 struct Described {
     pane: Option<PaneId>,
@@ -324,6 +329,7 @@ struct Described {
     alternate: bool,
     /// 0 when tmux gave none.
     pid: u32,
+    dead: bool,
 }
 
 const DESCRIBED: Schema<Described> = Schema(&[
@@ -343,6 +349,7 @@ const DESCRIBED: Schema<Described> = Schema(&[
     }),
     ("alternate_on", |d, v| d.alternate = v == "1"),
     ("pane_pid", |d, v| d.pid = v.parse().unwrap_or(0)),
+    ("pane_dead", |d, v| d.dead = v == "1"),
 ]);
 
 /// The pane's session and description, or "no such pane".

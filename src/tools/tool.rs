@@ -282,8 +282,9 @@ impl ToolDef {
     }
 }
 
-/// Arguments are decoded in exactly this one place, with the
-/// `socket_name` the wrapper resolves (its type is checked as part of `A`).
+/// Arguments are decoded in exactly this one place: the tool's own as `A`,
+/// and the `socket_name` the call path resolves (a [`Sock`], so a
+/// non-string is refused like any mistyped argument).
 fn parse_args<A: DeserializeOwned>(
     tool: &str,
     known: &[String],

@@ -302,12 +302,6 @@ impl Stream {
     }
 }
 
-/// Whether tmux calls the pane dead (remain-on-exit), read once at entry:
-/// a dead pane's pid may belong to another process by now.
-async fn pane_dead(target: &Target, id: PaneId) -> ToolResult<bool> {
-    Ok(pane_now(target, id).await?.is_some_and(|now| now.dead))
-}
-
 /// Probes off the async threads (a probe reads /proc: a few files, or
 /// with a command running, now and then one per process). `None` (no pid,
 /// or a dead pane whose pid may be another process's by now) is exited.
@@ -402,7 +396,7 @@ impl Waiter {
             tail: TailBuf::new(),
         };
         let pid = watch.pid;
-        let dead = pane_dead(target, watch.id).await?;
+        let dead = watch.dead_at_start;
         // Watch for the end before the first look, so an end in between counts.
         let pane_exit = if dead { None } else { ExitWatch::new(pid) };
         let mut prober = (!dead && pid != 0).then(|| Prober::new(pid));
