@@ -178,7 +178,6 @@ fn drop_null_type(field: &mut Map<String, Value>) {
     }
 }
 
-/// The output schema, and whether results are wrapped as `{"result": …}`.
 /// Appends the optional arguments of `T` to an input schema's (for an
 /// argument group the call path itself reads, such as `socket_name`).
 pub(super) fn append_args_of<T: JsonSchema>(schema: &mut Value) {
@@ -194,6 +193,7 @@ pub(super) fn append_args_of<T: JsonSchema>(schema: &mut Value) {
     }
 }
 
+/// The output schema, and whether results are wrapped as `{"result": …}`.
 pub(super) fn output_schema_of<T: JsonSchema>() -> (Value, bool) {
     let mut schema = schema_of::<T>();
     compact(&mut schema, true);
