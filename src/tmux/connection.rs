@@ -210,7 +210,7 @@ impl Commands {
     }
 }
 
-/// The reply to come of a command queued with [`Commands::fire_answered`].
+/// The reply to come of a command queued with `Commands::fire_answered`.
 pub struct Answer(Option<oneshot::Receiver<Result<Synced, TmuxError>>>);
 
 impl Answer {

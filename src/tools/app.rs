@@ -55,7 +55,7 @@ impl App {
         })
     }
 
-    /// The socket a call targets (see [`sock::resolve`]).
+    /// The socket a call targets (see `sock::resolve`).
     pub fn socket(&self, socket_name: Option<&str>) -> Result<Target, ToolError> {
         sock::resolve(&self.config, &self.hubs, socket_name)
     }

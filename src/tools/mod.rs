@@ -11,9 +11,9 @@
 //! is wrapped as `{"result": …}` the way the reference does it.
 //!
 //! - [`app`]: [`App`], the shared state, and [`Target`], one call's server;
-//! - [`sock`]: which tmux server a call targets (`socket_name`);
+//! - `sock`: which tmux server a call targets (`socket_name`);
 //! - [`tool`]: [`ToolDef`] and the one call path every tool shares;
-//! - [`schema`]: the schemas, compacted for the catalog;
+//! - `schema`: the schemas, compacted for the catalog;
 //! - [`catalog`]: every tool, built once; a new tool goes in its group's
 //!   `register` (one file per group: `server`, `window`, `pane`, …);
 //! - [`error`]: [`ToolError`], what a failed call tells the agent;
