@@ -35,6 +35,18 @@ async fn first_marked_run(svc: &TmuxService, pane: &str) -> Value {
     r
 }
 
+/// The screen once the pane is back at its prompt: `typed` (what the
+/// commands typed and printed) shows, and none of our plumbing (the 6973
+/// markers, a wrapper's `printf`).
+async fn assert_screen_shows_no_plumbing(tmux: &PrivateTmux, pane: &str, typed: &str) {
+    let lines = at_prompt(tmux, pane).await.join("\n");
+    assert!(lines.contains(typed), "{lines}");
+    assert!(
+        !lines.contains("6973") && !lines.contains("printf '"),
+        "{lines}"
+    );
+}
+
 #[tokio::test]
 async fn run_command_reads_a_marking_shell_with_no_wrapper() {
     let tmux = PrivateTmux::start();
@@ -109,16 +121,9 @@ async fn run_command_reads_a_marking_shell_with_no_wrapper() {
     );
     assert_eq!(got, (json!(5), json!(["wrapped"]), None), "{r}");
 
-    let lines = at_prompt(&tmux, &pane).await.join("\n");
     // suppress_history's leading space is typed, and shows.
-    assert!(
-        lines.contains("$  echo marked; (exit 4)\nmarked\n$  history 2"),
-        "{lines}"
-    );
-    assert!(
-        !lines.contains("6973") && !lines.contains("printf '"),
-        "{lines}"
-    );
+    let typed = "$  echo marked; (exit 4)\nmarked\n$  history 2";
+    assert_screen_shows_no_plumbing(&tmux, &pane, typed).await;
 }
 
 /// The output of a command typed by someone else, read back from the
@@ -247,14 +252,6 @@ preexec() { print -n "\e]133;C\a" }
         (r["output"].clone(), r["shell_marks"].clone()),
         (json!(["/"]), json!(true))
     );
-    let lines = at_prompt(&tmux, &pane).await.join("\n");
-    assert!(
-        lines.contains("$  echo marked; (exit 4)\nmarked\n"),
-        "{lines}"
-    );
-    assert!(
-        !lines.contains("6973") && !lines.contains("printf '"),
-        "{lines}"
-    );
+    assert_screen_shows_no_plumbing(&tmux, &pane, "$  echo marked; (exit 4)\nmarked\n").await;
     let _ = std::fs::remove_dir_all(&dir);
 }
