@@ -383,7 +383,10 @@ impl Connection {
     }
 
     /// Detaches politely: closing stdin makes tmux print `%exit` and the
-    /// child exit. Sessions are left exactly as they were.
+    /// child exit. Sessions are left exactly as they were. It does not take
+    /// turns at the door: the hub lets its clients go with
+    /// [`Connection::leave`]; this is for a client no other of ours can be
+    /// attaching beside (the tests' own).
     pub fn detach(&self) {
         self.closed.cancel();
     }
