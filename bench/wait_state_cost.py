@@ -7,7 +7,9 @@ over stdio. For each scenario one `wait_for_state` runs for `--seconds`
 (it is meant to time out), and the script prints the probes the result
 counts, probes per second, and the CPU time the MCP server and the tmux
 server used meanwhile (utime + stime from /proc, 10 ms ticks), as a share
-of one core. Then `examples/probe_bench` times one probe.
+of one core. Then `examples/probe_bench` times one probe, and `--answered`
+times `wait_for_state(states=["prompt"])` on a shell already at its prompt
+(the call's round trip when it is answered at its first look).
 
     cargo build --release --examples
     python3 bench/wait_state_cost.py [--bin target/release/tmux-mcp] [--seconds 10]
@@ -123,6 +125,18 @@ def scenario(server, tmux_pid, pane, seconds, progress, tool):
             "tmux_pct": 100 * tmux_cpu / wall}
 
 
+def answered(server, pane, repeat):
+    """Median and p90 round trip, in ms, of a wait answered at once."""
+    took = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = server.call("wait_for_state", {"pane_id": pane, "states": ["prompt"]})
+        took.append((time.perf_counter() - started) * 1000)
+        assert result["state"] == "prompt", result
+    took.sort()
+    return took[len(took) // 2], took[int(len(took) * 0.9)]
+
+
 def probe_cost(example, pid):
     out = subprocess.run([example, str(pid), "2000"], capture_output=True, text=True,
                          check=True)
@@ -134,6 +148,8 @@ def main():
     parser.add_argument("--bin", default="target/release/tmux-mcp")
     parser.add_argument("--example", default="target/release/examples/probe_bench")
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--answered", type=int, default=50, metavar="N",
+                        help="answered waits to time (0: none)")
     args = parser.parse_args()
     tmux = Tmux()
     server = None
@@ -146,6 +162,10 @@ def main():
               f"processes={processes}  seconds={args.seconds}")
         quiet, quiet_pid = tmux.pane()
         until_activity(server, quiet, "prompt")
+        if args.answered:
+            p50, p90 = answered(server, quiet, args.answered)
+            print(f"wait_for_state answered at a prompt ({args.answered} calls): "
+                  f"median {p50:.2f} ms, p90 {p90:.2f} ms")
         silent, silent_pid = tmux.pane("sleep 100000")
         until_activity(server, silent, "running")
         # Made last: tmux streams every pane of the session to our control
