@@ -10,10 +10,9 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use serde_json::Value;
 
-use crate::config::Config;
 use crate::mcp::{self, CallContext, Service};
-use crate::tools::toolsets::Selection;
-use crate::tools::{App, Catalog, TmuxService};
+use crate::tools::service::settings;
+use crate::tools::{App, TmuxService};
 
 /// Every environment variable tmux-mcp reads, for `--help`
 /// (`tests/it/cli.rs` checks the list against the source).
@@ -109,19 +108,6 @@ fn report(result: anyhow::Result<()>) -> ExitCode {
     }
 }
 
-/// The configuration, its catalog (built here, once) and the tool
-/// selection of this environment; warnings go to stderr.
-pub fn settings() -> anyhow::Result<(Config, Catalog, Selection)> {
-    let (config, mut warnings) = Config::from_env()?;
-    let catalog = Catalog::new(&config);
-    let names = catalog.names();
-    let selection = Selection::from_vars(|n| std::env::var(n).ok(), &names, &mut warnings)?;
-    for warning in warnings {
-        eprintln!("tmux-mcp: warning: {warning}");
-    }
-    Ok((config, catalog, selection))
-}
-
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -133,8 +119,8 @@ fn serve() -> anyhow::Result<()> {
     let (config, catalog, selection) = settings()?;
     runtime()?.block_on(async move {
         let (max_line, max_queued) = (config.limits.stdin_line, config.limits.stdout_queue);
-        let app = App::assemble(config, catalog, selection);
-        let service = Arc::new(TmuxService::new(app.clone()));
+        let app = App::with_selection(config, selection);
+        let service = Arc::new(TmuxService::with_catalog(app.clone(), catalog));
         let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
         let result = mcp::serve_with(stdin, stdout, service, max_line, max_queued).await;
         app.shutdown().await;
@@ -154,8 +140,8 @@ fn call(tool: &str, arguments: &str) -> ExitCode {
         // The result is printed; a second line per call on stderr is noise.
         config.audit = false;
         runtime()?.block_on(async move {
-            let app = App::assemble(config, catalog, selection);
-            let service = TmuxService::new(app.clone());
+            let app = App::with_selection(config, selection);
+            let service = TmuxService::with_catalog(app.clone(), catalog);
             let started = service.call_tool(tool, arguments, CallContext::detached());
             let result = match started {
                 Some(future) => Ok(future.await),
@@ -195,10 +181,10 @@ fn call(tool: &str, arguments: &str) -> ExitCode {
 
 fn tools() -> anyhow::Result<()> {
     let (config, catalog, selection) = settings()?;
-    let app = App::assemble(config, catalog, selection);
-    let served = TmuxService::new(app.clone());
+    let app = App::with_selection(config, selection);
+    let served = TmuxService::with_catalog(app.clone(), catalog);
     let (mut on, mut every) = (0, 0);
-    for tool in app.catalog.all() {
+    for tool in served.catalog().all() {
         every += 1;
         let (name, set) = (tool.name, tool.toolset.name());
         let state = if served.hidden_because(name).is_none() {

@@ -11,6 +11,7 @@ use std::process::{Command, ExitCode};
 use std::sync::Arc;
 
 use crate::config::Config;
+use crate::tools::service::settings;
 use crate::tools::toolsets::Toolset;
 use crate::tools::{App, TmuxService};
 
@@ -45,7 +46,7 @@ impl Report {
 pub fn run() -> ExitCode {
     let mut report = Report::default();
     println!("tmux-mcp {} doctor", env!("CARGO_PKG_VERSION"));
-    let (config, catalog, selection) = match crate::cli::settings() {
+    let (config, _, selection) = match settings() {
         Ok(settings) => settings,
         Err(e) => {
             report.fail("settings", format!("{e:#}"));
@@ -53,7 +54,7 @@ pub fn run() -> ExitCode {
         }
     };
     let tmux = check_tmux(&mut report, &config);
-    let app = App::assemble(config.clone(), catalog, selection);
+    let app = App::with_selection(config.clone(), selection);
     if let Some(tmux) = &tmux {
         check_socket(&mut report, &app, tmux);
     }

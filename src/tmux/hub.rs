@@ -352,6 +352,11 @@ impl Hub {
         }
     }
 
+    /// What this server's release can do (see [`Features`]).
+    pub async fn features(&self) -> Features {
+        Features::of(self.version().await)
+    }
+
     fn learn_version(&self, reported: Option<&[u8]>) -> Version {
         let version = reported
             .and_then(Version::parse)

@@ -10,6 +10,7 @@ pub mod door;
 pub mod error;
 pub mod format;
 pub mod hub;
+pub mod layout;
 pub mod output;
 pub mod quiet;
 pub mod scripted;

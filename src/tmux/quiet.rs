@@ -31,11 +31,8 @@
 //! that orders them, so the order tmux sees is the order of decisions.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::LazyLock;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-
-use regex::bytes::Regex;
 
 use super::connection::{Activity, Answer, Busy, Commands};
 use super::control::Event;
@@ -181,7 +178,7 @@ impl Quiet {
         match event {
             Event::Output { pane, data } => self.output(*pane, data.len()),
             // A layout names its panes: no need to ask tmux.
-            Event::LayoutChange { layout, .. } => self.mute(layout_panes(layout)),
+            Event::LayoutChange { layout, .. } => self.mute(super::layout::panes(layout)),
             Event::WindowAdd(window) => {
                 let window: WindowId = *window;
                 let quiet = self.clone();
@@ -335,19 +332,6 @@ fn refresh(pane: PaneId, to: &str) -> Command {
     Command::new("refresh-client").opt("-A", format!("{pane}:{to}"))
 }
 
-/// The panes a `%layout-change` layout names: its leaves are
-/// `WxH,X,Y,ID` (containers are `WxH,X,Y{…}` or `[…]`); the visible layout
-/// and flags after the first space are not read.
-fn layout_panes(layout: &[u8]) -> Vec<PaneId> {
-    static LEAF: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?:^|[,{\[])\d+x\d+,\d+,\d+,(\d+)").expect("valid regex"));
-    let layout = layout.split(|&b| b == b' ').next().unwrap_or_default();
-    LEAF.captures_iter(layout)
-        .filter_map(|c| std::str::from_utf8(&c[1]).ok()?.parse().ok())
-        .map(PaneId)
-        .collect()
-}
-
 fn need_count(want: &mut Want, need: Need) -> &mut usize {
     match need {
         Need::Exact => &mut want.exact,
@@ -413,20 +397,5 @@ impl Drop for Lease {
         if let Some(quiet) = self.quiet.take() {
             quiet.release(self.pane, self.need, None);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_layout_names_its_panes() {
-        assert_eq!(layout_panes(b"b25d,80x24,0,0,2"), [PaneId(2)]);
-        let nested: &[u8] =
-            b"c3f1,80x24,0,0{40x24,0,0,1,39x24,41,0[39x12,41,0,3,39x11,41,13,14]} c3f1,80x24,0,0,1 *";
-        assert_eq!(layout_panes(nested), [PaneId(1), PaneId(3), PaneId(14)]);
-        assert!(layout_panes(b"").is_empty());
-        assert!(layout_panes(b"junk,\xff{").is_empty());
     }
 }

@@ -87,6 +87,15 @@ pub struct Features {
     /// `control_notify_client_detached`), in 20 sessions' waits over 4
     /// streaming slots and 200 waits over 16; 3.7b did not.
     pub attach_alone: bool,
+    /// `show-buffer` prints the buffer as it is (3.4 on); before, it
+    /// escapes non-printable bytes the way `vis(3)` does.
+    pub raw_show_buffer: bool,
+    /// The `main-horizontal-mirrored` and `main-vertical-mirrored`
+    /// layouts (3.5 on).
+    pub mirrored_layouts: bool,
+    /// tmux keeps a shell's OSC 133 marks per line (3.7 on), so the last
+    /// command's output of a pane nobody watched can be read back.
+    pub line_marks: bool,
 }
 
 impl Features {
@@ -94,6 +103,9 @@ impl Features {
         Features {
             mute: version >= Version::new(3, 2),
             attach_alone: version < Version::new(3, 7),
+            raw_show_buffer: version >= Version::new(3, 4),
+            mirrored_layouts: version >= Version::new(3, 5),
+            line_marks: version >= Version::new(3, 7),
         }
     }
 }
@@ -130,5 +142,8 @@ mod tests {
         assert!(!Features::of(Version::UNKNOWN).mute);
         assert!(!f("3.1c").mute && f("3.2").mute && f("3.3a").mute);
         assert!(f("3.3a").attach_alone && f("3.6b").attach_alone && !f("3.7").attach_alone);
+        assert!(!f("3.3a").raw_show_buffer && f("3.4").raw_show_buffer);
+        assert!(!f("3.4").mirrored_layouts && f("3.5").mirrored_layouts);
+        assert!(!f("3.6a").line_marks && f("3.7").line_marks && f("next-3.8").line_marks);
     }
 }

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use super::ToolError;
-use super::catalog::Catalog;
 use super::sock;
 use super::toolsets::{Selection, Toolset};
 use crate::config::Config;
@@ -16,8 +15,6 @@ use crate::tmux::socket::SocketSpec;
 pub struct App {
     pub config: Config,
     pub hubs: Hubs,
-    /// Every tool of this configuration, built once.
-    pub catalog: Catalog,
     /// The tools this server exposes (a read batch also honours its
     /// exclusions).
     pub selection: Selection,
@@ -35,13 +32,6 @@ impl App {
 
     /// An app exposing the tools `selection` allows.
     pub fn with_selection(config: Config, selection: Selection) -> Arc<App> {
-        let catalog = Catalog::new(&config);
-        Self::assemble(config, catalog, selection)
-    }
-
-    /// An app from a catalog already built for `config` (see
-    /// [`crate::cli::settings`], which needs its names to read the selection).
-    pub fn assemble(config: Config, catalog: Catalog, selection: Selection) -> Arc<App> {
         let hubs = Hubs::with_hosts(
             config.tmux_bin.clone(),
             config.limits.clone(),
@@ -50,7 +40,6 @@ impl App {
         Arc::new(App {
             config,
             hubs,
-            catalog,
             selection,
         })
     }

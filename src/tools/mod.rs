@@ -10,49 +10,31 @@
 //! `Out`. A non-object `Out` (a string, a list)
 //! is wrapped as `{"result": …}` the way the reference does it.
 //!
-//! - [`app`]: [`App`], the shared state, and [`Target`], one call's server;
-//! - `sock`: which tmux server a call targets (`socket_name`);
-//! - [`tool`]: [`ToolDef`] and the one call path every tool shares;
-//! - `schema`: the schemas, compacted for the catalog;
-//! - [`catalog`]: every tool, built once; a new tool goes in its group's
-//!   `register` (one file per group: `server`, `window`, `pane`, …);
-//! - [`error`]: [`ToolError`], what a failed call tells the agent;
-//! - [`service`]: [`TmuxService`], the [`crate::mcp::Service`] over it all.
+//! Three floors, imports pointing down only (`scripts/imports.py`):
+//!
+//! 1. here, the call path: [`app`] ([`App`], the shared state, and
+//!    [`Target`], one call's server), `sock` (which server `socket_name`
+//!    names), [`tool`] ([`ToolDef`], the [`Catalog`] and the one call path
+//!    every tool shares), `schema`, [`error`], [`toolsets`], `audit`, and
+//!    [`service`] ([`TmuxService`], the [`crate::mcp::Service`] over it all);
+//! 2. [`shared`]: the vocabulary the groups share (selectors and lookups,
+//!    the guard, typing into a pane, following a pane's output, bounds);
+//! 3. [`cmd`]: one file per tool group, plus the resources and prompts.
 
 pub mod app;
 mod audit;
-mod batch;
-mod bounded;
-mod buffers;
-pub mod catalog;
-mod channel;
+pub mod cmd;
 pub mod error;
-mod filters;
-pub mod models;
-mod observe;
-mod options;
-mod pane;
-mod pane_io;
-mod pane_layout;
-pub mod prompts;
-pub mod resources;
-mod rows;
-mod run;
 mod schema;
-mod server;
 pub mod service;
+pub mod shared;
 mod sock;
-mod spawn;
-mod target;
 pub mod tool;
 pub mod toolsets;
-mod wait;
-mod window;
 
 pub use app::{App, Target};
-pub use catalog::Catalog;
 pub use error::{ErrorKind, ToolError, ToolResult};
 pub use service::TmuxService;
 pub use tool::{
-    ADJUST, CHANGE, CREATE, Call, DESTROY, Hints, INPUT, NoArgs, READ, ToolDef, Untargeted,
+    ADJUST, CHANGE, CREATE, Call, Catalog, DESTROY, Hints, INPUT, NoArgs, READ, ToolDef, Untargeted,
 };

@@ -5,8 +5,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::toolsets::Toolset;
-use super::{App, ToolDef, prompts, resources};
+use super::cmd::{self, prompts, resources};
+use super::toolsets::{Selection, Toolset};
+use super::{App, Catalog, ToolDef};
+use crate::config::Config;
 use crate::mcp::{
     BoxFuture, CallContext, CallToolResult, CompletionRequest, Features, Implementation, Service,
     ServiceError,
@@ -15,18 +17,35 @@ use crate::mcp::{
 /// The MCP-facing server: the tools the app's selection exposes.
 pub struct TmuxService {
     app: Arc<App>,
+    catalog: Arc<Catalog>,
 }
 
 impl TmuxService {
+    /// The service over every tool of the app's configuration.
     pub fn new(app: Arc<App>) -> Self {
-        TmuxService { app }
+        let catalog = cmd::catalog(&app.config);
+        Self::with_catalog(app, catalog)
+    }
+
+    /// The service over a catalog already built for the app's
+    /// configuration (see [`crate::cli::settings`], which needs its names
+    /// to read the selection).
+    pub fn with_catalog(app: Arc<App>, catalog: Catalog) -> Self {
+        TmuxService {
+            app,
+            catalog: Arc::new(catalog),
+        }
+    }
+
+    /// Every tool of the catalog, served or not.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
     }
 
     /// The exposed tools, in catalog order.
     fn exposed(&self) -> impl Iterator<Item = &ToolDef> {
         let selection = &self.app.selection;
-        self.app
-            .catalog
+        self.catalog
             .all()
             .filter(|t| selection.allows(t.name, t.toolset))
     }
@@ -46,7 +65,7 @@ impl TmuxService {
         if !self.app.config.prompts_as_tools && prompts::TOOL_NAMES.contains(&name) {
             return Some("served only with LIBTMUX_MCP_PROMPTS_AS_TOOLS=1".into());
         }
-        let set = self.app.catalog.find(name)?.toolset;
+        let set = self.catalog.find(name)?.toolset;
         let mut enabled: Vec<&str> = selection.toolsets.iter().map(|t| t.name()).collect();
         enabled.push(set.name());
         Some(format!(
@@ -65,6 +84,19 @@ impl TmuxService {
     pub async fn shutdown(&self) {
         self.app.shutdown().await;
     }
+}
+
+/// The configuration, its catalog (built here, once) and the tool
+/// selection of this environment; warnings go to stderr.
+pub fn settings() -> anyhow::Result<(Config, Catalog, Selection)> {
+    let (config, mut warnings) = Config::from_env()?;
+    let catalog = cmd::catalog(&config);
+    let names = catalog.names();
+    let selection = Selection::from_vars(|n| std::env::var(n).ok(), &names, &mut warnings)?;
+    for warning in warnings {
+        eprintln!("tmux-mcp: warning: {warning}");
+    }
+    Ok((config, catalog, selection))
 }
 
 pub(super) const INSTRUCTIONS: &str = include_str!("instructions.txt");
@@ -110,7 +142,7 @@ impl Service for TmuxService {
         ctx: CallContext,
     ) -> Option<BoxFuture<'static, CallToolResult>> {
         let tool = self.exposed().find(|t| t.name == name)?;
-        Some(tool.call(self.app.clone(), arguments, ctx))
+        Some(tool.call(self.app.clone(), self.catalog.clone(), arguments, ctx))
     }
 
     fn unknown_tool(&self, name: &str) -> String {

@@ -97,7 +97,12 @@ impl Hints {
 pub trait Given: Sized + Send + 'static {
     /// Whether the tool takes `socket_name`, resolved for the handler.
     const TARGETED: bool;
-    fn given(app: Arc<App>, socket_name: Option<&str>, ctx: CallContext) -> ToolResult<Self>;
+    fn given(
+        app: Arc<App>,
+        catalog: Arc<Catalog>,
+        socket_name: Option<&str>,
+        ctx: CallContext,
+    ) -> ToolResult<Self>;
 }
 
 /// The arguments of a tool that takes none of its own.
@@ -113,22 +118,34 @@ pub struct Call {
     pub ctx: CallContext,
 }
 
-/// An untargeted tool's shared state and call context.
+/// An untargeted tool's shared state, the catalog and the call context.
 pub struct Untargeted {
     pub app: Arc<App>,
+    /// Every tool (what a read batch may call).
+    pub catalog: Arc<Catalog>,
     pub ctx: CallContext,
 }
 
 impl Given for Target {
     const TARGETED: bool = true;
-    fn given(app: Arc<App>, socket_name: Option<&str>, _: CallContext) -> ToolResult<Target> {
+    fn given(
+        app: Arc<App>,
+        _: Arc<Catalog>,
+        socket_name: Option<&str>,
+        _: CallContext,
+    ) -> ToolResult<Target> {
         app.socket(socket_name)
     }
 }
 
 impl Given for Call {
     const TARGETED: bool = true;
-    fn given(app: Arc<App>, socket_name: Option<&str>, ctx: CallContext) -> ToolResult<Call> {
+    fn given(
+        app: Arc<App>,
+        _: Arc<Catalog>,
+        socket_name: Option<&str>,
+        ctx: CallContext,
+    ) -> ToolResult<Call> {
         let target = app.socket(socket_name)?;
         Ok(Call { app, target, ctx })
     }
@@ -136,13 +153,21 @@ impl Given for Call {
 
 impl Given for Untargeted {
     const TARGETED: bool = false;
-    fn given(app: Arc<App>, _: Option<&str>, ctx: CallContext) -> ToolResult<Untargeted> {
-        Ok(Untargeted { app, ctx })
+    fn given(
+        app: Arc<App>,
+        catalog: Arc<Catalog>,
+        _: Option<&str>,
+        ctx: CallContext,
+    ) -> ToolResult<Untargeted> {
+        Ok(Untargeted { app, catalog, ctx })
     }
 }
 
-type Invoke =
-    Box<dyn Fn(Arc<App>, Value, CallContext) -> BoxFuture<'static, CallToolResult> + Send + Sync>;
+type Invoke = Box<
+    dyn Fn(Arc<App>, Arc<Catalog>, Value, CallContext) -> BoxFuture<'static, CallToolResult>
+        + Send
+        + Sync,
+>;
 
 /// One tool: what `tools/list` says about it and how to call it. Nothing
 /// else in the server is keyed by a tool's name.
@@ -199,7 +224,7 @@ impl ToolDef {
         );
         let (output_schema, wrapped) = output_schema_of::<O>();
         let handler = Arc::new(handler);
-        let call: Invoke = Box::new(move |app, args, ctx| {
+        let call: Invoke = Box::new(move |app, catalog, args, ctx| {
             let handler = handler.clone();
             let known = known.clone();
             Box::pin(async move {
@@ -208,7 +233,7 @@ impl ToolDef {
                 let raw = if audit { args.clone() } else { Value::Null };
                 let outcome = async {
                     let (args, socket_name) = parse_args::<A>(name, &known, args)?;
-                    let given = G::given(app, socket_name.as_deref(), ctx)?;
+                    let given = G::given(app, catalog, socket_name.as_deref(), ctx)?;
                     handler(given, args).await
                 }
                 .await;
@@ -263,10 +288,11 @@ impl ToolDef {
     pub fn call(
         &self,
         app: Arc<App>,
+        catalog: Arc<Catalog>,
         arguments: Value,
         ctx: CallContext,
     ) -> BoxFuture<'static, CallToolResult> {
-        (self.call)(app, arguments, ctx)
+        (self.call)(app, catalog, arguments, ctx)
     }
 
     /// The `tools/list` entry.
@@ -279,6 +305,32 @@ impl ToolDef {
             "outputSchema": self.output_schema,
             "annotations": self.hints.annotations(),
         })
+    }
+}
+
+/// Every tool of one configuration, in the order `tools/list` shows them
+/// (built by [`super::cmd::catalog`]).
+pub struct Catalog {
+    /// The tools, in catalog order (what a read batch may reach).
+    pub tools: Vec<ToolDef>,
+    /// `list_prompts` and `get_prompt`, served after the others with
+    /// `LIBTMUX_MCP_PROMPTS_AS_TOOLS=1`.
+    pub prompt_tools: Vec<ToolDef>,
+}
+
+impl Catalog {
+    /// Every tool, prompt tools last.
+    pub fn all(&self) -> impl Iterator<Item = &ToolDef> {
+        self.tools.iter().chain(&self.prompt_tools)
+    }
+
+    /// Every tool name (what `LIBTMUX_TOOLS` may name).
+    pub fn names(&self) -> Vec<&'static str> {
+        self.all().map(|t| t.name).collect()
+    }
+
+    pub fn find(&self, name: &str) -> Option<&ToolDef> {
+        self.all().find(|t| t.name == name)
     }
 }
 

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 use tmux_mcp::config::Config;
 use tmux_mcp::mcp::{Service, ServiceError};
-use tmux_mcp::tools::{App, Catalog, TmuxService};
+use tmux_mcp::tools::{App, TmuxService, cmd};
 
 fn service() -> TmuxService {
     let (config, _) = Config::from_vars(|_| None).expect("config");
@@ -82,7 +82,7 @@ fn all_renders(service: &TmuxService) -> Vec<(String, String)> {
 fn every_tool_call_in_a_recipe_is_real() {
     let service = service();
     let (config, _) = Config::from_vars(|_| None).expect("default config");
-    let tools = Catalog::new(&config).tools;
+    let tools = cmd::catalog(&config).tools;
     let mut checked = 0;
     for (prompt, text) in all_renders(&service) {
         let found = calls(&text);

@@ -104,9 +104,7 @@ fn the_readme_lists_every_tool_in_its_toolset() {
         }
     }
     let (config, _) = Config::from_vars(|_| None).expect("default config");
-    let app = App::new(config);
-    let mut defined: Vec<(String, String)> = app
-        .catalog
+    let mut defined: Vec<(String, String)> = tmux_mcp::tools::cmd::catalog(&config)
         .tools
         .iter()
         .map(|t| (t.name.to_owned(), t.toolset.name().to_owned()))

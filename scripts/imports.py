@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Checks the shape of src/ from its `use` lines (test modules left out).
+
+- No import circle between files: a file's `use` of a name another file
+  defines (re-exports followed to the defining file) is an edge.
+- src/tools/ has three floors, imports pointing down: a tool group
+  (src/tools/cmd/<group>.rs or <group>/) never imports another group, and
+  src/tools/shared/ never imports src/tools/cmd/.
+- tmux's version is read in src/tmux/ only: no `#{version}` in src/tools/.
+
+Prints what it found; exits 1 on any breach. Usage: scripts/imports.py [SRC]
+"""
+
+import re
+import sys
+from pathlib import Path
+
+SRC = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent.parent / "src")
+
+
+def module_path(file: Path) -> tuple:
+    parts = list(file.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] in ("lib", "mod"):
+        parts.pop()
+    return tuple(parts)
+
+
+def without_tests(text: str) -> str:
+    """The text with every `#[cfg(test)] mod … { … }` block removed (braces
+    counted outside strings, chars and comments)."""
+    out, i = [], 0
+    pattern = re.compile(r"#\[cfg\(test\)\]\s*(pub(\(\w+\))?\s+)?mod\s+\w+\s*\{")
+    while True:
+        m = pattern.search(text, i)
+        if not m:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i : m.start()])
+        depth, j = 1, m.end()
+        while j < len(text) and depth:
+            c = text[j]
+            if text.startswith("//", j):
+                j = text.find("\n", j)
+                j = len(text) if j < 0 else j
+                continue
+            if c == '"':
+                j += 1
+                while j < len(text) and text[j] != '"':
+                    j += 2 if text[j] == "\\" else 1
+            elif c == "'" and re.match(r"'(\\.|[^\\'])'", text[j : j + 4]):
+                j = text.index("'", j + 1)
+            elif c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+            j += 1
+        i = j
+
+
+USE = re.compile(r"^\s*(pub(\([\w:]+\))?\s+)?use\s+([^;]+);", re.M)
+
+
+def expand(tree: str) -> list:
+    """`a::{b, c::{d, self}}` -> [[a, b], [a, c, d], [a, c]]."""
+    tree = re.sub(r"\s+", "", tree)
+    tree = re.sub(r"\bas\w+", "", tree.replace("as", " as")).replace(" ", "")
+
+    def walk(prefix, text):
+        paths, depth, start = [], 0, 0
+        parts = []
+        for k, c in enumerate(text):
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+            elif c == "," and depth == 0:
+                parts.append(text[start:k])
+                start = k + 1
+        parts.append(text[start:])
+        for part in filter(None, parts):
+            if "{" in part:
+                head, inner = part.split("{", 1)
+                head = [s for s in head.split("::") if s]
+                paths += walk(prefix + head, inner[: inner.rindex("}")])
+            else:
+                segs = [s for s in part.split("::") if s]
+                if segs == ["self"]:
+                    paths.append(prefix)
+                elif segs != ["*"]:
+                    paths.append(prefix + [s for s in segs if s != "*"])
+                else:
+                    paths.append(prefix)
+        return paths
+
+    return walk([], tree)
+
+
+def main() -> int:
+    files = {module_path(f): f for f in SRC.rglob("*.rs") if f.name != "main.rs"}
+    uses = {}  # module -> [(absolute path, is_pub)]
+    for mod, file in files.items():
+        text = without_tests(file.read_text())
+        found = []
+        for m in USE.finditer(text):
+            for path in expand(m.group(3)):
+                if not path:
+                    continue
+                if path[0] == "crate":
+                    absolute = list(path[1:])
+                elif path[0] in ("super", "self"):
+                    base = list(mod)
+                    while path and path[0] in ("super", "self"):
+                        if path[0] == "super":
+                            base.pop()
+                        path = path[1:]
+                    absolute = base + list(path)
+                else:
+                    continue
+                found.append((tuple(absolute), bool(m.group(1))))
+        uses[mod] = found
+
+    def resolve(path: tuple, seen=0):
+        """The module (a key of `files`) that defines the item `path` names."""
+        for cut in range(len(path), -1, -1):
+            if path[:cut] in files:
+                mod, rest = path[:cut], path[cut:]
+                break
+        else:
+            return None
+        if rest and seen < 8:
+            for target, public in uses.get(mod, []):
+                if public and target[-1:] == rest[:1]:
+                    return resolve(target + rest[1:], seen + 1)
+        return mod
+
+    edges = {mod: set() for mod in files}
+    for mod, found in uses.items():
+        for path, _ in found:
+            target = resolve(path)
+            if target is not None and target != mod and target != mod[: len(target)]:
+                edges[mod].add(target)
+
+    breaches = []
+    for cycle in strongly_connected(edges):
+        names = sorted(str(files[m].relative_to(SRC)) for m in cycle)
+        breaches.append("import circle: " + " -> ".join(names))
+    for mod, targets in sorted(edges.items()):
+        for target in sorted(targets):
+            if mod[:2] == ("tools", "cmd") and target[:2] == ("tools", "cmd"):
+                if len(mod) > 2 and len(target) > 2 and mod[2] != target[2]:
+                    breaches.append(f"group {mod[2]} imports group {target[2]}")
+            if mod[:2] == ("tools", "shared") and target[:2] == ("tools", "cmd"):
+                breaches.append(f"{'::'.join(mod)} (shared) imports {'::'.join(target)}")
+    for file in (SRC / "tools").rglob("*.rs"):
+        if "#{version}" in without_tests(file.read_text()):
+            breaches.append(f"{file.relative_to(SRC)} asks tmux for #{{version}} itself")
+    for breach in breaches:
+        print(breach)
+    edge_count = sum(map(len, edges.values()))
+    print(f"imports: {len(files)} files, {edge_count} edges, {len(breaches)} breaches")
+    return 1 if breaches else 0
+
+
+def strongly_connected(edges: dict) -> list:
+    """Tarjan's algorithm; returns the components of more than one node."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(component)
+
+    sys.setrecursionlimit(10000)
+    for v in edges:
+        if v not in index:
+            visit(v)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

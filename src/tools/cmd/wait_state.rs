@@ -1,0 +1,700 @@
+//! `wait_for_state`: wait until a pane needs the agent: its shell is back
+//! at the prompt, its program waits for input, its process exited, it has
+//! been quiet for `idle_ms`, or it rang the bell.
+//!
+//! Event-driven like `wait_for_text`. The wait sleeps on the pane's change
+//! signal (output, gaps, structural events such as a closed window), on
+//! the end of the pane's process and of the foreground process (pidfds,
+//! [`ExitWatch`]), and on one timer: the next settle point of the current
+//! quiet spell. The process probe ([`process::probe`]) runs at entry, at
+//! each settle point ([`SETTLE`] and `idle_ms` after the last output) and
+//! when a watched process ends; never on a free-running timer, so a quiet
+//! pane costs nothing once its settle points have passed.
+//!
+//! What the probe cannot see: a process that stops computing and starts
+//! reading the terminal without printing anything and without a process
+//! ending is noticed at the next settle point only (a question is nearly
+//! always printed first, and printing restarts the settle points).
+//!
+//! Without `/proc` (not Linux) the probe only knows whether the process
+//! lives; then tmux's `pane_current_command` stands in: the pane's
+//! `default-shell` there is the prompt, anything else runs, and `input` is
+//! not in `observable_states`.
+//!
+//! `bell` comes from the pane's own output stream (see
+//! [`crate::panes::bell`]); `idle` counts silence from the call's start
+//! (what the pane printed before is not timed).
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+use crate::config::Config;
+use crate::panes::{BellScanner, LineView};
+use crate::process::{self, Activity, ExitWatch, Probe, Prober};
+use crate::tmux::PaneId;
+use crate::tools::shared::args::{default_wait_timeout, seconds};
+use crate::tools::shared::lookup::{PaneSel, pane_now};
+use crate::tools::shared::observe::{MAX_LINE, Watch, watch_pane};
+use crate::tools::shared::pace::{Pace, Woke};
+use crate::tools::shared::shell::typed::is_plumbing;
+use crate::tools::shared::tail::{TailBuf, bounded_tail};
+use crate::tools::toolsets::Toolset;
+use crate::tools::{Call, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
+
+pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
+    tools.push(
+        ToolDef::new(
+            "wait_for_state",
+            Toolset::Inspect,
+            "Wait For State",
+            "Wait until the pane is at a prompt, wants input, exited, is idle or rang the bell.",
+            READ,
+            wait_for_state,
+        )
+        .with_own_wait_ceiling(),
+    );
+}
+
+/// Quiet spells after the last output at which the probe runs (besides
+/// `idle_ms`): soon after a prompt or question is printed, then twice more
+/// for a program slow to reach its read.
+pub const SETTLE: [Duration; 3] = [
+    Duration::from_millis(20),
+    Duration::from_millis(100),
+    Duration::from_millis(500),
+];
+
+// A state `wait_for_state` can wait for. No doc comments here: the
+// schema stays a bare string enum (the catalog is what a model pays).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PaneState {
+    // The pane's shell is back in the foreground.
+    Prompt,
+    // The foreground program is blocked reading the terminal.
+    Input,
+    // The pane's process ended (remain-on-exit panes and closed panes).
+    Exited,
+    // No output for idle_ms.
+    Idle,
+    // The pane rang the bell.
+    Bell,
+}
+
+/// Checked in this order: the first true one is reported.
+const ORDER: [PaneState; 5] = [
+    PaneState::Exited,
+    PaneState::Bell,
+    PaneState::Input,
+    PaneState::Prompt,
+    PaneState::Idle,
+];
+
+impl PaneState {
+    fn as_str(self) -> &'static str {
+        match self {
+            PaneState::Prompt => "prompt",
+            PaneState::Input => "input",
+            PaneState::Exited => "exited",
+            PaneState::Idle => "idle",
+            PaneState::Bell => "bell",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WaitForStateArgs {
+    // Default: all. (No doc comment: the catalog is what a model pays.)
+    states: Option<Vec<PaneState>>,
+    // Milliseconds without output that count as idle.
+    #[serde(default = "default_idle_ms")]
+    idle_ms: i64,
+    #[serde(flatten)]
+    pane: PaneSel,
+    /// Seconds to wait (capped by the server).
+    #[serde(default = "default_wait_timeout")]
+    timeout: f64,
+}
+
+fn default_idle_ms() -> i64 {
+    1000
+}
+
+/// The outcome of `wait_for_state`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WaitForStateResult {
+    /// 'prompt', 'input', 'exited', 'idle', 'bell' or 'timeout'.
+    pub state: String,
+    /// True unless state is 'timeout'.
+    pub found: bool,
+    /// What the pane's process was doing at the last look: 'prompt', 'input', 'running' or 'exited'.
+    pub activity: String,
+    /// The foreground program (its command name), if known.
+    pub foreground_command: Option<String>,
+    pub foreground_pid: Option<i64>,
+    /// The states this platform can observe; the others are never reported.
+    pub observable_states: Vec<String>,
+    /// The last lines on screen (at most 20 lines / 2000 bytes).
+    pub tail: Vec<String>,
+    pub pane_id: String,
+    /// How many times the process state was read during the wait.
+    pub probes: i64,
+    pub elapsed_seconds: f64,
+    pub effective_timeout: f64,
+}
+
+/// The states asked for, as a set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Wanted([bool; 5]);
+
+impl Wanted {
+    fn new(states: Option<&[PaneState]>) -> ToolResult<Wanted> {
+        let Some(states) = states else {
+            return Ok(Wanted([true; 5]));
+        };
+        if states.is_empty() {
+            return Err(ToolError::invalid(
+                "states must name at least one of prompt, input, exited, idle, bell (or be omitted for all)",
+            ));
+        }
+        let mut set = [false; 5];
+        for s in states {
+            set[*s as usize] = true;
+        }
+        Ok(Wanted(set))
+    }
+
+    fn has(&self, state: PaneState) -> bool {
+        self.0[state as usize]
+    }
+}
+
+/// What the wait knows of the pane, and when to look again: the part of
+/// `wait_for_state` that does no IO.
+struct Tracker {
+    wanted: Wanted,
+    idle: Duration,
+    /// The settle points of a quiet spell, in order: [`SETTLE`] and idle.
+    points: Vec<Duration>,
+    /// The start of the current quiet spell: the last output, or the call.
+    quiet_since: Instant,
+    /// Settle points of the current quiet spell already probed.
+    passed: usize,
+    probe: Probe,
+    probes: u64,
+    bell: bool,
+    /// tmux says the pane is dead or gone.
+    gone: bool,
+}
+
+impl Tracker {
+    fn new(wanted: Wanted, idle: Duration, now: Instant, probe: Probe) -> Tracker {
+        let mut points = SETTLE.to_vec();
+        points.push(idle);
+        points.sort();
+        points.dedup();
+        Tracker {
+            wanted,
+            idle,
+            points,
+            quiet_since: now,
+            passed: 0,
+            probe,
+            probes: 1,
+            bell: false,
+            gone: false,
+        }
+    }
+
+    fn points(&self) -> &[Duration] {
+        &self.points
+    }
+
+    /// Output came at `now`: a new quiet spell begins.
+    fn output(&mut self, now: Instant) {
+        self.quiet_since = now;
+        self.passed = 0;
+    }
+
+    /// When the next probe of this quiet spell is due, if one is.
+    fn next_probe(&self) -> Option<Instant> {
+        self.points()
+            .get(self.passed)
+            .map(|point| self.quiet_since + *point)
+    }
+
+    fn probe_due(&self, now: Instant) -> bool {
+        self.next_probe().is_some_and(|at| now >= at)
+    }
+
+    /// Records a probe made at `now`: the points it covers are passed.
+    fn probed(&mut self, probe: Probe, now: Instant) {
+        let quiet = now.saturating_duration_since(self.quiet_since);
+        self.passed = self.points().iter().take_while(|p| **p <= quiet).count();
+        self.probe = probe;
+        self.probes += 1;
+    }
+
+    fn is(&self, state: PaneState, now: Instant) -> bool {
+        match state {
+            PaneState::Exited => self.gone || self.probe.activity == Activity::Exited,
+            PaneState::Bell => self.bell,
+            PaneState::Input => self.probe.activity == Activity::Input,
+            PaneState::Prompt => self.probe.activity == Activity::Prompt,
+            PaneState::Idle => now.saturating_duration_since(self.quiet_since) >= self.idle,
+        }
+    }
+
+    /// The first wanted state that holds.
+    fn verdict(&self, now: Instant) -> Option<PaneState> {
+        ORDER
+            .into_iter()
+            .find(|s| self.wanted.has(*s) && self.is(*s, now))
+    }
+
+    /// The states this wait can report: the probe's, plus the stream's.
+    fn observable(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .probe
+            .observable
+            .iter()
+            .filter(|s| **s != "running")
+            .map(|s| (*s).to_owned())
+            .collect();
+        names.extend(["idle".to_owned(), "bell".to_owned()]);
+        names
+    }
+}
+
+/// What ended one sleep.
+enum Wake {
+    /// The pane changed (output, a gap, a structural event).
+    Pane,
+    /// A settle point (or the sleep's bound) came.
+    Timer,
+    /// The pane's process or the foreground process ended.
+    ProcessEnded,
+}
+
+async fn ended(watch: Option<&ExitWatch>) {
+    match watch {
+        Some(w) => w.exited().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The pane's own output since the call began, for the bell and the tail.
+struct Stream {
+    cursor: u64,
+    bell: BellScanner,
+    view: LineView,
+    tail: TailBuf,
+}
+
+impl Stream {
+    /// Reads what is new; returns (bytes read, bells rung).
+    fn read(&mut self, watch: &Watch) -> (usize, usize) {
+        let Stream {
+            cursor,
+            bell,
+            view,
+            tail,
+        } = self;
+        let mut rang = 0;
+        let info = watch.read_raw(cursor, &mut |_, chunk, gap| {
+            if gap {
+                bell.reset();
+                view.reset();
+            }
+            rang += bell.feed(chunk);
+            view.feed(chunk, &mut |line| {
+                if !is_plumbing(line) {
+                    tail.push(line);
+                }
+            });
+        });
+        (info.bytes, rang)
+    }
+}
+
+/// Probes off the async threads (a probe reads /proc: a few files, or
+/// with a command running, now and then one per process). `None` (no pid,
+/// or a dead pane whose pid may be another process's by now) is exited.
+async fn probe_pane(prober: &mut Option<Prober>) -> Probe {
+    let Some(mut p) = prober.take() else {
+        return Probe::exited();
+    };
+    match tokio::task::spawn_blocking(move || (p.probe(), p)).await {
+        Ok((probe, p)) => {
+            *prober = Some(p);
+            probe
+        }
+        // A probe never panics; were it to, the pane reads as exited.
+        Err(_) => Probe::exited(),
+    }
+}
+
+/// Where the OS says nothing but that the process lives (no `/proc`),
+/// what tmux says: the foreground command (`pane_current_command`) is the
+/// pane's shell (`default-shell`) at a prompt, anything else runs.
+async fn with_tmux_command(target: &Target, id: PaneId, probe: Probe) -> Probe {
+    if probe.observable != process::OBSERVE_EXITED || probe.activity == Activity::Exited {
+        return probe;
+    }
+    match pane_now(target, id).await {
+        Ok(Some(now)) => from_command(&now.command, &now.shell),
+        _ => probe,
+    }
+}
+
+/// The activity tmux's view gives: `command` is the foreground process's
+/// name, `shell` the path of the shell panes start (a login shell's name
+/// may carry a leading `-`).
+fn from_command(command: &str, shell: &str) -> Probe {
+    let shell = shell.rsplit('/').next().unwrap_or(shell);
+    let at_prompt = !command.is_empty() && command.trim_start_matches('-') == shell;
+    Probe {
+        activity: if at_prompt {
+            Activity::Prompt
+        } else {
+            Activity::Running
+        },
+        foreground_pid: None,
+        foreground_command: (!command.is_empty()).then(|| command.to_owned()),
+        observable: process::OBSERVE_COMMAND,
+    }
+}
+
+/// The exit watch on the foreground process `probe` names, kept when it
+/// is the same process.
+fn foreground_watch(
+    current: Option<(u32, ExitWatch)>,
+    probe: &Probe,
+    pane_pid: u32,
+) -> Option<(u32, ExitWatch)> {
+    let pid = probe.foreground_pid.filter(|p| *p != pane_pid)?;
+    match current {
+        Some((old, watch)) if old == pid => Some((old, watch)),
+        _ => ExitWatch::new(pid).map(|w| (pid, w)),
+    }
+}
+
+/// One `wait_for_state` call's view of its pane: the IO half around the
+/// [`Tracker`].
+struct Waiter {
+    watch: Watch,
+    stream: Stream,
+    tracker: Tracker,
+    /// The pane's process, and its prober (`None` once dead).
+    pid: u32,
+    prober: Option<Prober>,
+    pane_exit: Option<ExitWatch>,
+    /// The foreground process (when it is not the pane's) and its end.
+    fg_exit: Option<(u32, ExitWatch)>,
+}
+
+impl Waiter {
+    /// Starts watching the pane and looks at its process once.
+    async fn start(
+        target: &Target,
+        sel: &PaneSel,
+        wanted: Wanted,
+        idle: Duration,
+        started: Instant,
+    ) -> ToolResult<Waiter> {
+        let mut watch = watch_pane(target, sel).await?;
+        watch.mark_seen();
+        let stream = Stream {
+            cursor: watch.end(),
+            bell: BellScanner::new(),
+            view: LineView::new(MAX_LINE),
+            tail: TailBuf::default(),
+        };
+        let pid = watch.pid;
+        let dead = watch.dead_at_start;
+        // Watch for the end before the first look, so an end in between counts.
+        let pane_exit = if dead { None } else { ExitWatch::new(pid) };
+        let mut prober = (!dead && pid != 0).then(|| Prober::new(pid));
+        let entry = probe_pane(&mut prober).await;
+        let entry = with_tmux_command(target, watch.id, entry).await;
+        let fg_exit = foreground_watch(None, &entry, pid);
+        let mut tracker = Tracker::new(wanted, idle, started, entry);
+        tracker.gone = dead;
+        Ok(Waiter {
+            watch,
+            stream,
+            tracker,
+            pid,
+            prober,
+            pane_exit,
+            fg_exit,
+        })
+    }
+
+    /// Reads what is new, checks the pane after a structural event, probes
+    /// when a settle point is due; returns the first wanted state that holds.
+    async fn look(&mut self, target: &Target) -> ToolResult<Option<PaneState>> {
+        self.watch.mark_seen();
+        let now = Instant::now();
+        let (bytes, rang) = self.stream.read(&self.watch);
+        if bytes > 0 {
+            self.tracker.output(now);
+        }
+        self.tracker.bell |= rang > 0;
+        if let Err(e) = self.watch.check_alive(target).await {
+            if !e.kind.is_pane_end() || !self.tracker.wanted.has(PaneState::Exited) {
+                return Err(e);
+            }
+            self.tracker.gone = true;
+        }
+        if self.tracker.probe_due(now) && !self.tracker.gone {
+            self.probe(target, now).await;
+        }
+        Ok(self.tracker.verdict(now))
+    }
+
+    async fn probe(&mut self, target: &Target, now: Instant) {
+        let probe = probe_pane(&mut self.prober).await;
+        let probe = with_tmux_command(target, self.watch.id, probe).await;
+        self.fg_exit = foreground_watch(self.fg_exit.take(), &probe, self.pid);
+        self.tracker.probed(probe, now);
+    }
+
+    /// Sleeps until the pane changes, a watched process ends, the next
+    /// settle point, the deadline or a cancellation.
+    async fn sleep(&mut self, pace: &mut Pace) -> Woke<Wake> {
+        let now = Instant::now();
+        let limit = self
+            .tracker
+            .next_probe()
+            .map_or(pace.left(), |at| at.saturating_duration_since(now));
+        let pane_end = self.pane_exit.as_ref();
+        let fg_end = self.fg_exit.as_ref().map(|(_, w)| w);
+        let watch = &mut self.watch;
+        pace.sleep(async {
+            tokio::select! {
+                changed = watch.changed(limit) => if changed { Wake::Pane } else { Wake::Timer },
+                _ = ended(pane_end) => Wake::ProcessEnded,
+                _ = ended(fg_end) => Wake::ProcessEnded,
+            }
+        })
+        .await
+    }
+
+    /// A watched process ended: its watch is dropped (it would wake every
+    /// sleep from here on), then the pane is looked at.
+    async fn process_ended(&mut self, target: &Target) {
+        self.pane_exit = self.pane_exit.take().filter(|w| !w.has_exited());
+        self.fg_exit = self.fg_exit.take().filter(|(_, w)| !w.has_exited());
+        self.probe(target, Instant::now()).await;
+    }
+
+    async fn result(&mut self, state: Option<PaneState>, pace: &Pace) -> WaitForStateResult {
+        let Waiter {
+            tracker,
+            stream,
+            watch,
+            ..
+        } = self;
+        // The screen shows the question an agent must answer; a closed pane
+        // has none, and its last streamed lines stand in.
+        let screen = if tracker.gone {
+            None
+        } else {
+            watch.capture(&["-J"]).await.ok().map(|(rows, _)| rows)
+        };
+        let tail = match screen {
+            Some(rows) => bounded_tail(&rows),
+            None => stream.tail.with_partial(stream.view.partial()),
+        };
+        let probe = &tracker.probe;
+        let exited = state == Some(PaneState::Exited);
+        WaitForStateResult {
+            state: state.map_or("timeout", PaneState::as_str).to_owned(),
+            found: state.is_some(),
+            activity: if exited {
+                "exited"
+            } else {
+                probe.activity.as_str()
+            }
+            .to_owned(),
+            foreground_command: probe.foreground_command.clone().filter(|_| !exited),
+            foreground_pid: probe.foreground_pid.filter(|_| !exited).map(i64::from),
+            observable_states: tracker.observable(),
+            tail,
+            pane_id: watch.id.to_string(),
+            probes: tracker.probes as i64,
+            elapsed_seconds: pace.elapsed_seconds(),
+            effective_timeout: pace.effective().as_secs_f64(),
+        }
+    }
+}
+
+pub(super) async fn wait_for_state(
+    Call { app, target, ctx }: Call,
+    args: WaitForStateArgs,
+) -> ToolResult<WaitForStateResult> {
+    let started = std::time::Instant::now();
+    let wanted = Wanted::new(args.states.as_deref())?;
+    if args.idle_ms <= 0 {
+        return Err(ToolError::invalid(format!(
+            "idle_ms must be a positive number of milliseconds (received {})",
+            args.idle_ms
+        )));
+    }
+    let effective = seconds(args.timeout, "timeout")?.min(app.config.wait_max);
+    // Longer than any wait can last, an idle never comes: capped there, no
+    // deadline computed from it can overflow.
+    let idle = Duration::from_millis(args.idle_ms as u64)
+        .min(app.config.wait_max + Duration::from_secs(1));
+    let since = Instant::from_std(started);
+    let mut waiter = Waiter::start(&target, &args.pane, wanted, idle, since).await?;
+    let mut pace = Pace::new(
+        &ctx,
+        format!("pane {}", waiter.watch.id),
+        started,
+        effective,
+    );
+    pace.report_start("armed");
+    loop {
+        if let Some(state) = waiter.look(&target).await? {
+            return Ok(waiter.result(Some(state), &pace).await);
+        }
+        if pace.expired() {
+            return Ok(waiter.result(None, &pace).await);
+        }
+        match waiter.sleep(&mut pace).await {
+            Woke::Cancelled => {
+                return Err(ToolError::new(
+                    ErrorKind::Cancelled,
+                    "wait_for_state was cancelled",
+                ));
+            }
+            Woke::Changed(Wake::ProcessEnded) => waiter.process_ended(&target).await,
+            Woke::Changed(Wake::Pane | Wake::Timer) | Woke::Tick | Woke::Deadline => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn probe(activity: Activity) -> Probe {
+        Probe {
+            activity,
+            foreground_pid: Some(7),
+            foreground_command: Some("x".into()),
+            observable: process::OBSERVE_ALL,
+        }
+    }
+
+    fn tracker(states: &[PaneState], idle_ms: u64, at: Instant, now: Activity) -> Tracker {
+        let wanted = Wanted::new(Some(states)).unwrap();
+        Tracker::new(wanted, Duration::from_millis(idle_ms), at, probe(now))
+    }
+
+    #[test]
+    fn probes_run_at_the_settle_points_of_a_quiet_spell_then_stop() {
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
+        let mut t = tracker(&[PaneState::Input], 1000, t0, Activity::Running);
+        let mut at = Vec::new();
+        while let Some(next) = t.next_probe() {
+            at.push(next.duration_since(t0).as_millis());
+            t.probed(probe(Activity::Running), next);
+        }
+        assert_eq!(at, [20, 100, 500, 1000]);
+        assert!(!t.probe_due(ms(100_000)), "no probe once the spell is old");
+        // Output starts a new spell; a late wake covers the points it passed.
+        t.output(ms(5000));
+        assert_eq!(t.next_probe(), Some(ms(5020)));
+        t.probed(probe(Activity::Running), ms(5400));
+        assert_eq!(t.next_probe(), Some(ms(5500)));
+        assert_eq!(t.probes, 1 + 4 + 1);
+    }
+
+    #[test]
+    fn an_idle_shorter_than_a_settle_point_is_one_of_them() {
+        let t0 = Instant::now();
+        let t = tracker(&[PaneState::Idle], 50, t0, Activity::Running);
+        assert_eq!(
+            t.points(),
+            [20, 50, 100, 500].map(Duration::from_millis).to_vec()
+        );
+    }
+
+    #[test]
+    fn the_first_wanted_state_that_holds_wins() {
+        let t0 = Instant::now();
+        let all = [
+            PaneState::Prompt,
+            PaneState::Input,
+            PaneState::Exited,
+            PaneState::Idle,
+            PaneState::Bell,
+        ];
+        let mut t = tracker(&all, 1000, t0, Activity::Prompt);
+        assert_eq!(t.verdict(t0), Some(PaneState::Prompt), "true at entry");
+        t.bell = true;
+        assert_eq!(t.verdict(t0), Some(PaneState::Bell));
+        t.gone = true;
+        assert_eq!(t.verdict(t0), Some(PaneState::Exited));
+        let mut t = tracker(
+            &[PaneState::Idle, PaneState::Input],
+            1000,
+            t0,
+            Activity::Running,
+        );
+        assert_eq!(t.verdict(t0 + Duration::from_millis(999)), None);
+        assert_eq!(
+            t.verdict(t0 + Duration::from_secs(1)),
+            Some(PaneState::Idle)
+        );
+        t.output(t0 + Duration::from_millis(900));
+        assert_eq!(
+            t.verdict(t0 + Duration::from_secs(1)),
+            None,
+            "output restarts idle"
+        );
+        t.probed(probe(Activity::Input), t0 + Duration::from_secs(1));
+        assert_eq!(
+            t.verdict(t0 + Duration::from_secs(1)),
+            Some(PaneState::Input)
+        );
+        // Running is never a state to wait for.
+        let t = tracker(&[PaneState::Prompt], 1000, t0, Activity::Running);
+        assert_eq!(t.verdict(t0 + Duration::from_secs(60)), None);
+    }
+
+    #[test]
+    fn without_proc_tmux_says_whether_the_shell_holds_the_pane() {
+        let at_prompt = from_command("-zsh", "/bin/zsh");
+        assert_eq!(at_prompt.activity, Activity::Prompt);
+        assert_eq!(at_prompt.foreground_command.as_deref(), Some("-zsh"));
+        assert_eq!(
+            from_command("bash", "/usr/local/bin/bash").activity,
+            Activity::Prompt
+        );
+        let running = from_command("make", "/bin/bash");
+        assert_eq!(running.activity, Activity::Running);
+        assert_eq!(running.observable, process::OBSERVE_COMMAND);
+        assert_eq!(from_command("", "/bin/sh").activity, Activity::Running);
+    }
+
+    #[test]
+    fn observable_states_add_the_streams_own() {
+        let t0 = Instant::now();
+        let mut t = tracker(&[PaneState::Bell], 1000, t0, Activity::Prompt);
+        assert_eq!(
+            t.observable(),
+            ["prompt", "input", "exited", "idle", "bell"]
+        );
+        t.probe.observable = process::OBSERVE_EXITED;
+        assert_eq!(t.observable(), ["exited", "idle", "bell"]);
+        assert!(Wanted::new(Some(&[])).is_err());
+    }
+}

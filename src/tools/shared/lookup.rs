@@ -1,0 +1,377 @@
+//! Finding the tmux object a call means, with the reference's precedence:
+//! an id wins, then a name or index, else the first session / window / pane
+//! listed. Every lookup is one `list-*` round trip filtered here, so names
+//! are compared exactly (tmux's own `-t name` would also match prefixes and
+//! patterns).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::tmux::{Command, PaneId, SessionId, WindowId, format};
+use crate::tools::error::{not_found, pane_not_found};
+use crate::tools::shared::models::{PaneInfo, SessionInfo, WindowInfo};
+use crate::tools::shared::rows;
+use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
+
+/// A pane id argument; anything but `%N` cannot name a pane.
+pub fn pane_id(raw: &str) -> ToolResult<PaneId> {
+    PaneId::parse(raw.as_bytes()).ok_or_else(|| pane_not_found(raw))
+}
+
+pub fn window_id(raw: &str) -> ToolResult<WindowId> {
+    WindowId::parse(raw.as_bytes()).ok_or_else(|| not_found("window_id", raw))
+}
+
+pub fn session_id(raw: &str) -> ToolResult<SessionId> {
+    SessionId::parse(raw.as_bytes()).ok_or_else(|| not_found("session_id", raw))
+}
+
+/// `session_name` / `session_id`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct SessionSel {
+    /// Session name.
+    pub session_name: Option<String>,
+    /// Session ID (e.g. '$1').
+    pub session_id: Option<String>,
+}
+
+impl SessionSel {
+    pub fn is_given(&self) -> bool {
+        self.session_name.is_some() || self.session_id.is_some()
+    }
+
+    /// The session id asked for, parsed (`None`: none was given).
+    fn id(&self) -> ToolResult<Option<SessionId>> {
+        self.session_id.as_deref().map(session_id).transpose()
+    }
+
+    /// Is the session `id` named `name` the one asked for? `want` is
+    /// [`Self::id`].
+    fn matches(&self, want: Option<SessionId>, id: SessionId, name: &str) -> bool {
+        match (want, &self.session_name) {
+            (Some(want), _) => want == id,
+            (None, Some(want)) => want == name,
+            (None, None) => true,
+        }
+    }
+
+    fn miss(&self) -> ToolError {
+        match (&self.session_id, &self.session_name) {
+            (Some(id), _) => not_found("session_id", id),
+            (None, Some(name)) => not_found("session_name", name),
+            (None, None) => not_found("session", "(any)"),
+        }
+    }
+}
+
+/// The arguments of a tool that takes a session and nothing else.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SessionArgs {
+    #[serde(flatten)]
+    pub session: SessionSel,
+}
+
+/// Every session, in tmux's order.
+pub async fn sessions(target: &Target) -> ToolResult<Vec<SessionInfo>> {
+    let format = rows::SESSION.template();
+    let lines = match target
+        .hub
+        .run(&Command::new("list-sessions").opt("-F", format))
+        .await
+    {
+        Ok(lines) => lines,
+        Err(crate::tmux::TmuxError::NoServer(_)) => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut sessions = rows::SESSION.parse(&lines);
+    for session in &mut sessions {
+        leave_out_our_clients(target, session);
+    }
+    Ok(sessions)
+}
+
+/// tmux counts our own control clients as attached; an agent asking
+/// whether a person watches a session must not count them.
+fn leave_out_our_clients(target: &Target, session: &mut SessionInfo) {
+    let Some(id) = SessionId::parse(session.session_id.as_bytes()) else {
+        return;
+    };
+    let ours = target.hub.own_clients(id);
+    if let Some(count) = session.session_attached.as_mut()
+        && let Ok(n) = count.parse::<usize>()
+    {
+        *count = n.saturating_sub(ours).to_string();
+    }
+}
+
+/// The session `sel` names, else the first one.
+pub async fn session(target: &Target, sel: &SessionSel) -> ToolResult<SessionInfo> {
+    let want = sel.id()?;
+    sessions(target)
+        .await?
+        .into_iter()
+        .find(|s| {
+            let name = s.session_name.as_deref().unwrap_or("");
+            SessionId::parse(s.session_id.as_bytes()).is_some_and(|id| sel.matches(want, id, name))
+        })
+        .ok_or_else(|| sel.miss())
+}
+
+/// The id of the session `sel` names, else of the first one.
+pub async fn session_id_of(target: &Target, sel: &SessionSel) -> ToolResult<SessionId> {
+    session_id(&session(target, sel).await?.session_id)
+}
+
+/// Every window of the server (`list-windows -a`), in tmux's order.
+pub async fn windows(target: &Target) -> ToolResult<Vec<WindowInfo>> {
+    let format = rows::WINDOW.template();
+    let lines = target
+        .run(Command::new("list-windows").flag("-a").opt("-F", format))
+        .await?;
+    Ok(rows::WINDOW.parse(&lines))
+}
+
+/// `window_id` / `window_index` plus the session.
+#[derive(Debug)]
+pub struct WindowSel<'a> {
+    pub window_id: Option<WindowId>,
+    pub window_index: Option<&'a str>,
+    pub session: &'a SessionSel,
+}
+
+/// The window `sel` names: by id; else by index in the session (given or
+/// first); else the session's first window.
+pub async fn window(target: &Target, sel: &WindowSel<'_>) -> ToolResult<WindowInfo> {
+    let all = windows(target).await?;
+    if let Some(id) = sel.window_id {
+        return all
+            .into_iter()
+            .find(|w| WindowId::parse(w.window_id.as_bytes()) == Some(id))
+            .ok_or_else(|| not_found("window_id", &id.to_string()));
+    }
+    let session_id = session_for_windows(target, sel.session, &all).await?;
+    let mut in_session = all
+        .into_iter()
+        .filter(|w| w.session_id.as_deref() == Some(session_id.as_str()));
+    match sel.window_index {
+        Some(index) => in_session
+            .find(|w| w.window_index.as_deref() == Some(index))
+            .ok_or_else(|| not_found("window_index", index)),
+        None => in_session.next().ok_or_else(|| {
+            ToolError::new(ErrorKind::NoWindowsExist, "The session has no windows.")
+        }),
+    }
+}
+
+/// The window with id `id`: what every tool that changes a window reads back.
+pub async fn window_by_id(target: &Target, id: WindowId) -> ToolResult<WindowInfo> {
+    window(
+        target,
+        &WindowSel {
+            window_id: Some(id),
+            window_index: None,
+            session: &SessionSel::default(),
+        },
+    )
+    .await
+}
+
+/// The session id a window lookup is scoped to.
+async fn session_for_windows(
+    target: &Target,
+    sel: &SessionSel,
+    all: &[WindowInfo],
+) -> ToolResult<String> {
+    if let Some(id) = sel.id()? {
+        return all
+            .iter()
+            .find(|w| w.session_id.as_deref().and_then(|s| s.parse().ok()) == Some(id))
+            .and_then(|w| w.session_id.clone())
+            .ok_or_else(|| sel.miss());
+    }
+    if let Some(name) = &sel.session_name {
+        return all
+            .iter()
+            .find(|w| w.session_name.as_deref() == Some(name))
+            .and_then(|w| w.session_id.clone())
+            .ok_or_else(|| sel.miss());
+    }
+    Ok(session(target, sel).await?.session_id)
+}
+
+/// Every pane of the server (`list-panes -a`), in tmux's order.
+pub async fn panes(target: &Target) -> ToolResult<Vec<PaneInfo>> {
+    panes_in(target, PaneScope::Server).await
+}
+
+/// Which panes a `list-panes` covers. Narrower scopes make tmux format
+/// fewer panes (each costs it a /proc lookup for the command and path).
+pub enum PaneScope {
+    Server,
+    /// A session: `$id`, or `=name` (tmux's exact-name match).
+    Session(String),
+    Window(WindowId),
+}
+
+/// The panes of `scope`, in tmux's order.
+pub async fn panes_in(target: &Target, scope: PaneScope) -> ToolResult<Vec<PaneInfo>> {
+    let format = rows::PANE.template();
+    let cmd = match scope {
+        PaneScope::Server => Command::new("list-panes").flag("-a"),
+        PaneScope::Session(session) => Command::new("list-panes").flag("-s").target(session),
+        PaneScope::Window(window) => Command::new("list-panes").target(window),
+    };
+    let lines = target.run(cmd.opt("-F", format)).await?;
+    Ok(rows::PANE.parse(&lines))
+}
+
+/// One pane's row, by id (`display-message -p`: one round trip).
+pub async fn pane_row(target: &Target, pane: PaneId) -> ToolResult<PaneInfo> {
+    let lines = display_pane(target, pane, rows::PANE.template()).await?;
+    own_record(pane, rows::PANE.parse(&lines), |row| row.pane_id.as_str())
+}
+
+/// `fields` of one pane, by id, in one `display-message -p`; the first
+/// field must be `pane_id`.
+pub async fn pane_record(
+    target: &Target,
+    pane: PaneId,
+    fields: &[&str],
+) -> ToolResult<Vec<String>> {
+    debug_assert_eq!(fields.first(), Some(&"pane_id"));
+    let lines = display_pane(target, pane, format::template(fields)).await?;
+    own_record(pane, format::records(&lines, fields.len()), |r| {
+        r[0].as_str()
+    })
+}
+
+/// The reply to `display-message -p format` about `pane`.
+pub async fn display_pane(
+    target: &Target,
+    pane: PaneId,
+    format: String,
+) -> ToolResult<Vec<Vec<u8>>> {
+    let cmd = Command::new("display-message")
+        .flag("-p")
+        .target(pane)
+        .arg(format);
+    target.run(cmd).await
+}
+
+/// What tmux says a pane runs, for where the process probe cannot say.
+#[derive(Default)]
+pub struct PaneNow {
+    /// The foreground command (`pane_current_command`).
+    pub command: String,
+    /// The pane's shell as configured (`default-shell`): a shell at its
+    /// prompt runs this.
+    pub shell: String,
+    /// The pane's process ended and remain-on-exit keeps it (`pane_dead`):
+    /// its pid may belong to another process by now.
+    pub dead: bool,
+}
+
+const NOW: format::Schema<PaneNow> = format::Schema(&[
+    ("pane_current_command", |n, v| n.command = v.into()),
+    ("default-shell", |n, v| n.shell = v.into()),
+    ("pane_dead", |n, v| n.dead = v == "1"),
+]);
+
+/// [`PaneNow`] of `pane`, in one `display-message -p` (`None`: tmux
+/// printed nothing).
+pub async fn pane_now(target: &Target, pane: PaneId) -> ToolResult<Option<PaneNow>> {
+    let lines = display_pane(target, pane, NOW.template()).await?;
+    Ok(NOW.parse(&lines).into_iter().next())
+}
+
+/// `pane`'s record, the first of a `display-message` reply. display-message
+/// does not fail on a missing pane, it prints empty fields: the pane's own
+/// id (`id` of the record) tells.
+pub fn own_record<T>(pane: PaneId, records: Vec<T>, id: impl Fn(&T) -> &str) -> ToolResult<T> {
+    records
+        .into_iter()
+        .next()
+        .filter(|r| id(r) == pane.to_string())
+        .ok_or_else(|| pane_not_found(&pane.to_string()))
+}
+
+/// `pane_id` plus the window and session around it.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct PaneSel {
+    /// Pane ID (e.g. '%1'). Wins over the other fields.
+    pub pane_id: Option<String>,
+    /// Session name, used when pane_id is not given.
+    pub session_name: Option<String>,
+    /// Session ID (e.g. '$1'), used when pane_id is not given.
+    pub session_id: Option<String>,
+    /// Window ID (e.g. '@1'), used when pane_id is not given.
+    pub window_id: Option<String>,
+}
+
+/// The arguments of a tool that takes a pane and nothing else.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PaneArgs {
+    #[serde(flatten)]
+    pub pane: PaneSel,
+}
+
+/// The pane `sel` names: by id; else the first pane of the window (by id,
+/// else the session's first window; session given or first).
+pub async fn resolve_pane(target: &Target, sel: &PaneSel) -> ToolResult<PaneId> {
+    if let Some(id) = &sel.pane_id {
+        return pane_id(id);
+    }
+    let session = SessionSel {
+        session_name: sel.session_name.clone(),
+        session_id: sel.session_id.clone(),
+    };
+    let window = window(
+        target,
+        &WindowSel {
+            window_id: sel.window_id.as_deref().map(window_id).transpose()?,
+            window_index: None,
+            session: &session,
+        },
+    )
+    .await?;
+    let panes = panes(target).await?;
+    let first = panes
+        .iter()
+        .find(|p| p.window_id.as_deref() == Some(window.window_id.as_str()));
+    first
+        .map(|p| pane_id(&p.pane_id))
+        .unwrap_or_else(|| Err(not_found("window_id", &window.window_id)))
+}
+
+/// `window_id`, `window_index` and the session they are in.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WindowTarget {
+    /// Window ID (e.g. '@1'). Wins over the other fields.
+    pub window_id: Option<String>,
+    /// Window index within the session.
+    pub window_index: Option<String>,
+    #[serde(flatten)]
+    pub session: SessionSel,
+}
+
+impl WindowTarget {
+    /// The lookup these arguments ask for (a `window_id` that is not
+    /// `@N` names no window).
+    fn sel(&self) -> ToolResult<WindowSel<'_>> {
+        Ok(WindowSel {
+            window_id: self.window_id.as_deref().map(window_id).transpose()?,
+            window_index: self.window_index.as_deref(),
+            session: &self.session,
+        })
+    }
+
+    /// The window these arguments name (see [`window`]).
+    pub async fn resolve(&self, target: &Target) -> ToolResult<WindowInfo> {
+        window(target, &self.sel()?).await
+    }
+
+    /// The id of the window these arguments name.
+    pub async fn id(&self, target: &Target) -> ToolResult<WindowId> {
+        window_id(&self.resolve(target).await?.window_id)
+    }
+}

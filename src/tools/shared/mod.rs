@@ -1,0 +1,33 @@
+//! The middle floor: the vocabulary the tool groups of [`super::cmd`]
+//! share. Nothing here imports a group.
+//!
+//! - [`lookup`]: selectors (`PaneSel`, `SessionSel`, `WindowTarget`) and
+//!   the lookups that resolve them; [`caller`]: who this MCP server is in
+//!   tmux; [`guard`]: the self-harm guard of destructive tools;
+//! - [`models`] and [`rows`]: the result models and their tmux fields;
+//!   [`filters`]: the reference's list filters;
+//! - [`args`]: argument values several tools check the same way;
+//!   [`spawn`]: what creating a session, window or pane shares;
+//!   [`keys`]: typing into a pane;
+//! - following a pane's output: [`observe`] (`Watch`), [`pace`] (how a
+//!   wait sleeps and reports progress), [`cursor`], [`tail`];
+//! - [`bounded`] and [`capture`]: every result's bounds;
+//! - [`shell`]: typing a command into a shell and reading its output and
+//!   status back (run_command's machinery, and the last command of a pane).
+
+pub mod args;
+pub mod bounded;
+pub mod caller;
+pub mod capture;
+pub mod cursor;
+pub mod filters;
+pub mod guard;
+pub mod keys;
+pub mod lookup;
+pub mod models;
+pub mod observe;
+pub mod pace;
+pub mod rows;
+pub mod shell;
+pub mod spawn;
+pub mod tail;

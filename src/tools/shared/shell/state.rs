@@ -1,0 +1,139 @@
+//! What the pane is doing, as `run_command` reports it: whether its
+//! foreground is a shell it can type into, and, when a command did not
+//! end, whether it runs, waits for input, or ended the pane.
+
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::process::{self, Activity};
+use crate::tools::shared::lookup::pane_now;
+use crate::tools::shared::observe::Watch;
+use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
+
+/// Shells whose syntax run_command speaks (POSIX, or fish), by the name
+/// tmux reports as the pane's current command.
+const SHELLS: &[&str] = &[
+    "sh", "dash", "bash", "rbash", "zsh", "fish", "ksh", "ksh93", "mksh", "oksh", "pdksh", "ash",
+    "yash", "posh",
+];
+
+/// Is `command` (tmux's `pane_current_command`) a shell run_command can
+/// drive?
+pub fn is_shell(command: &str) -> bool {
+    SHELLS.contains(&command)
+}
+
+/// How long a pane whose foreground is not a shell may take to show one
+/// (a pane just started runs `env … sh` for a moment) before it is refused.
+const SHELL_WAIT: Duration = Duration::from_millis(500);
+
+/// Waits until the pane's foreground process is a shell, re-reading it when
+/// the pane prints (a shell starting draws its prompt), at most
+/// [`SHELL_WAIT`]; else refuses: typing the command would feed it to that
+/// program instead. A program that already waits for terminal input (the
+/// process probe says so) is no shell on its way, and is refused at once.
+pub async fn await_shell(watch: &mut Watch, target: &Target) -> ToolResult<()> {
+    let deadline = Instant::now() + SHELL_WAIT;
+    while !is_shell(&watch.command) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let reading = watch.pid != 0 && process::probe(watch.pid).activity == Activity::Input;
+        if left.is_zero() || reading {
+            return Err(not_a_shell(watch));
+        }
+        watch.mark_seen();
+        watch.changed(left).await;
+        watch.refresh_geometry(target).await?;
+    }
+    Ok(())
+}
+
+fn not_a_shell(watch: &Watch) -> ToolError {
+    let running = if watch.command.is_empty() {
+        "no known command".to_owned()
+    } else {
+        format!("`{}`", watch.command)
+    };
+    ToolError::new(
+        ErrorKind::Refused,
+        format!(
+            "pane {} is running {running}, not a shell at its prompt: run_command would type into it",
+            watch.id
+        ),
+    )
+    .suggest(
+        "Answer it with send_keys, stop it with send_keys(keys='C-c', enter=false), or wait_for_text for its shell's prompt.",
+    )
+}
+
+/// The pane as run_command leaves it: its shell back at the prompt, the
+/// command waiting for input from the terminal, still running, or the
+/// pane's process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PaneState {
+    Prompt,
+    Input,
+    Running,
+    Exited,
+}
+
+const WAITS_FOR_INPUT: &str = "the command is waiting for input: answer with send_keys, or send C-c (send_keys keys='C-c' enter=false)";
+
+/// What the pane is doing when its command did not end by the deadline,
+/// and what the agent can do about it: from the process probe (`/proc`),
+/// else from what tmux reports. `live`: the command ran in the pane's own
+/// shell, so that shell reading the terminal is the command's doing (its
+/// `read`, or more lines it asked for), not a prompt.
+pub async fn after_timeout(target: &Target, watch: &Watch, live: bool) -> (PaneState, String) {
+    let probe = (watch.pid != 0).then(|| process::probe(watch.pid));
+    let (activity, foreground) = match probe {
+        Some(p) => (Some(p.activity), p.foreground_command),
+        None => (None, None),
+    };
+    match activity {
+        Some(Activity::Exited) => return exited(),
+        Some(Activity::Input) => return (PaneState::Input, WAITS_FOR_INPUT.to_owned()),
+        Some(Activity::Prompt) if live => return (PaneState::Input, WAITS_FOR_INPUT.to_owned()),
+        Some(Activity::Running) => return running(foreground.as_deref().unwrap_or_default()),
+        _ => {}
+    }
+    match pane_now(target, watch.id).await {
+        Ok(Some(now)) if !now.dead => running(&now.command),
+        _ => exited(),
+    }
+}
+
+fn exited() -> (PaneState, String) {
+    (PaneState::Exited, "the pane's process ended".to_owned())
+}
+
+fn running(command: &str) -> (PaneState, String) {
+    let what = if command.is_empty() || is_shell(command) {
+        "the command".to_owned()
+    } else {
+        format!("`{command}`")
+    };
+    (
+        PaneState::Running,
+        format!(
+            "{what} is still running: capture_since(cursor) or wait_for_text follow it; send_keys C-c stops it"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shells_are_told_from_other_programs() {
+        for shell in ["bash", "sh", "dash", "zsh", "fish", "ksh"] {
+            assert!(is_shell(shell), "{shell}");
+        }
+        for other in ["cat", "python3", "vim", "less", "", "bash5"] {
+            assert!(!is_shell(other), "{other}");
+        }
+    }
+}

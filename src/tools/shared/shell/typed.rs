@@ -1,0 +1,237 @@
+//! What `run_command` types: the command alone when the shell marks its
+//! commands itself, else the wrapper line that prints our markers.
+//!
+//! The wrapper spells the command once to be shown and once to be run,
+//! each time escaped so that the typed line is one line of ASCII. When the
+//! shell has read it, the first `printf` erases its echo (cursor up over
+//! the rows it took, to the prompt's end, clear to the end of the screen)
+//! and shows the command as a person would have typed it; then come the
+//! start marker, the command, and the end marker with its status. The
+//! command runs in a subshell (POSIX shells) or a `fish -c` child (fish),
+//! so `exit 3` reports 3 without ending the pane's shell; or, asked for
+//! the live shell, through `eval` in the pane's shell itself, so `cd` and
+//! `export` persist. The markers' escapes are spelt out (`\033`), so only
+//! the shell running the command prints them.
+
+use crate::tools::shared::observe::Geometry;
+
+/// The OSC number of the markers: tmux knows none such, so its screen
+/// drops the sequence.
+pub const OSC: &str = "6973";
+
+/// How a command is typed into a shell.
+#[derive(Clone, Copy, Debug)]
+pub struct ShellTyping {
+    /// A leading space keeps it out of the shell's history.
+    pub suppress_history: bool,
+    /// fish syntax, not POSIX.
+    pub fish: bool,
+    /// In a child shell, not the pane's own.
+    pub subshell: bool,
+}
+
+impl ShellTyping {
+    fn space(self) -> &'static str {
+        if self.suppress_history { " " } else { "" }
+    }
+}
+
+/// The command as typed at a shell that marks its commands itself: no
+/// wrapper at all.
+pub fn bare(command: &str, how: ShellTyping) -> String {
+    format!("{}{command}", how.space())
+}
+
+/// The wrapper line for `command` with markers of `nonce`, typed where
+/// the cursor is (`at`).
+pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry) -> String {
+    let quoted = if how.fish {
+        fish_quote(command)
+    } else {
+        format!("'{}'", printf_b_escape(command))
+    };
+    let (shown, run, status) = match (how.fish, how.subshell) {
+        (true, true) => ("%s", format!("fish -c {quoted}"), "$status"),
+        (true, false) => ("%s", format!("eval {quoted}"), "$status"),
+        (false, true) => ("%b", format!("(eval \"$(printf %b {quoted})\")"), "\"$?\""),
+        (false, false) => ("%b", format!("eval \"$(printf %b {quoted})\""), "\"$?\""),
+    };
+    let end = format!("printf '\\033]{OSC};{nonce};E;%d\\007' {status}");
+    let line = |rows: usize| {
+        format!(
+            "{space}printf '\\r\\033[{rows}A\\033[{col}G\\033[J{shown}\\n\\033]{OSC};{nonce};S\\007' {quoted}; {run}; {end}",
+            space = how.space(),
+            col = at.cursor_x + 1
+        )
+    };
+    // The rows the echo takes depend on the line's length, which holds
+    // the row count: settle it (a digit more at most, twice).
+    let width = at.width.max(1);
+    let mut rows = 1;
+    let mut typed = line(rows);
+    for _ in 0..3 {
+        let cells = at.cursor_x + typed.chars().count();
+        // A line ending exactly at the margin leaves the cursor there,
+        // pending a wrap; a space more makes the wrap happen.
+        let cells = cells + usize::from(cells.is_multiple_of(width));
+        let needed = cells.div_ceil(width).max(1);
+        if needed == rows {
+            break;
+        }
+        rows = needed;
+        typed = line(rows);
+    }
+    let cells = at.cursor_x + typed.chars().count();
+    if cells.is_multiple_of(width) {
+        typed.push(' ');
+    }
+    typed
+}
+
+/// `text` for a single-quoted `printf %b` argument in a POSIX shell,
+/// ASCII only: newlines, tabs, other controls and non-ASCII bytes as `\n`,
+/// `\t` and `\0NNN`, so the typed line is one line of known width.
+fn printf_b_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for &b in text.as_bytes() {
+        match b {
+            b'\'' => out.push_str("'\\''"),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\0{b:03o}")),
+        }
+    }
+    out
+}
+
+/// `text` as one fish word of ASCII: quoted runs, with newlines, tabs,
+/// other controls and non-ASCII characters as unquoted escapes (inside fish single quotes only `\\` and
+/// `\'` are escapes).
+fn fish_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut open = false;
+    for c in text.chars() {
+        if c.is_control() || !c.is_ascii() {
+            if open {
+                out.push('\'');
+                open = false;
+            }
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                _ if c.is_ascii() => out.push_str(&format!("\\x{:02x}", c as u32)),
+                _ => out.push_str(&format!("\\U{:08x}", c as u32)),
+            }
+            continue;
+        }
+        if !open {
+            out.push('\'');
+            open = true;
+        }
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            _ => out.push(c),
+        }
+    }
+    if open {
+        out.push('\'');
+    }
+    if out.is_empty() {
+        out.push_str("''");
+    }
+    out
+}
+
+/// What every wrapper line holds, spelt out (`\033]6973;`): its echo
+/// reaches `%output` before the shell erases it from the screen.
+const ECHO_SIGNATURE: &[u8] = b"\\033]6973;";
+
+/// Is `line` the echo of a line run_command typed? Waits leave it out.
+pub fn is_plumbing(line: &[u8]) -> bool {
+    memchr::memmem::find(line, ECHO_SIGNATURE).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AT: Geometry = Geometry {
+        width: 80,
+        height: 24,
+        cursor_x: 2,
+    };
+
+    fn how(shell: &str, subshell: bool) -> ShellTyping {
+        ShellTyping {
+            suppress_history: false,
+            fish: shell == "fish",
+            subshell,
+        }
+    }
+
+    #[test]
+    fn the_typed_line_is_one_line_of_ascii_whose_rows_are_counted() {
+        let typed = wrapped("cat <<'E'\n\té\nE", "abc", how("sh", true), AT);
+        assert!(typed.bytes().all(|b| (0x20..0x7f).contains(&b)), "{typed}");
+        assert!(
+            typed.contains(r"'cat <<'\''E'\''\n\t\0303\0251\nE'"),
+            "{typed}"
+        );
+        let cells = 2 + typed.len();
+        assert_ne!(cells % 80, 0);
+        assert!(
+            typed.contains(&format!("\\033[{}A", cells.div_ceil(80))),
+            "{typed}"
+        );
+        let fish = wrapped("a\nb'cé", "abc", how("fish", true), AT);
+        assert!(fish.contains(r"'a'\n'b\'c'\U000000e9"), "{fish}");
+        assert!(fish.is_ascii());
+        // At the margin exactly, a space more makes the wrap happen.
+        for len in 100..260 {
+            let typed = wrapped(&"x".repeat(len), "abc", how("sh", true), AT);
+            assert_ne!((2 + typed.len()) % 80, 0);
+        }
+    }
+
+    #[test]
+    fn the_live_shell_evals_in_place_and_the_subshell_in_a_child() {
+        let sh = |subshell| wrapped("cd /tmp", "abc", how("sh", subshell), AT);
+        assert!(sh(true).contains("; (eval \"$(printf %b 'cd /tmp')\"); printf"));
+        assert!(sh(false).contains("; eval \"$(printf %b 'cd /tmp')\"; printf"));
+        let fish = |subshell| wrapped("cd /tmp", "abc", how("fish", subshell), AT);
+        assert!(fish(true).contains("; fish -c 'cd /tmp'; printf"));
+        assert!(fish(false).contains("; eval 'cd /tmp'; printf"));
+        let quiet = ShellTyping {
+            suppress_history: true,
+            ..how("bash", false)
+        };
+        assert_eq!(bare("ls -l", quiet), " ls -l");
+        assert_eq!(bare("ls -l", how("bash", false)), "ls -l");
+    }
+
+    #[test]
+    fn markers_never_appear_in_the_typed_text() {
+        let start = b"\x1b]6973;abc;S\x07";
+        let quiet = ShellTyping {
+            suppress_history: true,
+            ..how("bash", true)
+        };
+        for typed in [
+            wrapped("echo hi", "abc", quiet, AT),
+            wrapped("echo 'a' \\x", "abc", how("fish", true), AT),
+        ] {
+            assert!(!typed.contains('\x1b') && !typed.contains('\x07'));
+            assert!(memchr::memmem::find(typed.as_bytes(), start).is_none());
+        }
+        assert!(wrapped("echo hi", "abc", quiet, AT).starts_with(' '));
+        assert!(is_plumbing(
+            wrapped("x", "abc", how("sh", true), AT).as_bytes()
+        ));
+        assert!(!is_plumbing(b"$ echo hi"));
+        let fish = wrapped("echo 'a' \\x", "abc", how("fish", true), AT);
+        assert!(fish.contains("fish -c 'echo \\'a\\' \\\\x'"), "{fish}");
+    }
+}
