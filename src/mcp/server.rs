@@ -61,7 +61,6 @@ use writer::write_messages;
 
 mod backpressure;
 mod dispatch;
-mod in_flight;
 mod lines;
 mod modern;
 mod params;

@@ -1,6 +1,7 @@
 //! tmux as a child process: the `tmux -C` child behind a control client
 //! ([`LocalTmux`], a [`Transport`]), and the one-shot `tmux` process that
-//! runs a single command ([`OneShot`]: here, or over ssh in [`super::ssh`]).
+//! runs a single command (here; over ssh in [`super::ssh`]; either, for a
+//! hub, in [`super::oneshot`]).
 //!
 //! Everything here is about processes: spawning with `$TMUX` removed (so
 //! our `-S` alone picks the server), reaping so no child lingers, and the
@@ -10,7 +11,6 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -18,7 +18,6 @@ use tokio::process::Child;
 use tokio_util::sync::CancellationToken;
 
 use super::connection::{Pipe, Transport};
-use super::ssh::SshTransport;
 use super::{SessionId, TmuxError};
 
 /// Control clients as `tmux -C` children of this process, on one socket.
@@ -45,30 +44,18 @@ impl Transport for LocalTmux {
     }
 }
 
-/// How a server's one-shot `tmux` processes are run: here, or on its host.
-pub enum OneShot {
-    Local(LocalTmux),
-    Ssh(Arc<SshTransport>),
-}
-
-impl OneShot {
-    /// Runs `tmux ARGV...` against the server to completion (see
-    /// [`finish`]): `tmux -u -S <socket> ARGV...` here, or over ssh.
+impl LocalTmux {
+    /// Runs `tmux -u -S <socket> ARGV...` to completion (see [`finish`]).
     pub async fn run(
         &self,
         argv: Vec<OsString>,
         timeout: Duration,
         cancel: Option<&CancellationToken>,
     ) -> Result<Finished, TmuxError> {
-        match self {
-            OneShot::Local(local) => {
-                let mut command = tmux(&local.tmux_bin);
-                command.arg("-S").arg(&local.socket).args(argv);
-                command.stdin(Stdio::null());
-                finish(command, timeout, cancel).await
-            }
-            OneShot::Ssh(ssh) => ssh.run(&argv, timeout, cancel).await,
-        }
+        let mut command = tmux(&self.tmux_bin);
+        command.arg("-S").arg(&self.socket).args(argv);
+        command.stdin(Stdio::null());
+        finish(command, timeout, cancel).await
     }
 }
 

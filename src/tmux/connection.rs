@@ -18,6 +18,8 @@
 //! [`Lease`] wants. Either detaches itself once it has been idle (no request
 //! in flight, no lease) for the configured time.
 
+pub mod quiet;
+
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,9 +29,9 @@ use tokio::process::Child;
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
+use self::quiet::{Lease, Quiet};
 use super::control::{self, Event, Parser, Reply};
 use super::door::Door;
-use super::quiet::{Lease, Quiet};
 use super::version::Features;
 use super::{Command, PaneId, SessionId, TmuxError};
 use crate::config::Limits;

@@ -55,11 +55,12 @@ use tokio::sync::{Notify, OnceCell};
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::Backoff;
-use super::child::{LocalTmux, OneShot};
+use super::child::LocalTmux;
+use super::connection::quiet::Lease;
 use super::connection::{Connection, Observer, Role, Setup, Transport};
 use super::door::Door;
+use super::oneshot::OneShot;
 use super::output::Notices;
-use super::quiet::Lease;
 use super::socket::{Address, Remote};
 use super::ssh::{Ssh, SshHost, SshTransport};
 use super::version::{Features, Version};

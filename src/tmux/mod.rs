@@ -9,10 +9,11 @@ pub mod control;
 pub mod door;
 pub mod error;
 pub mod format;
+pub mod hosts;
 pub mod hub;
 pub mod layout;
+pub mod oneshot;
 pub mod output;
-pub mod quiet;
 pub mod scripted;
 pub mod socket;
 pub mod ssh;
@@ -20,4 +21,5 @@ pub mod version;
 
 pub use crate::ids::{PaneId, SessionId, WindowId};
 pub use command::Command;
+pub use connection::quiet;
 pub use error::TmuxError;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 
-use crate::config::Hosts;
+use super::hosts::Hosts;
 
 /// A tmux server as the user named it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -30,8 +30,8 @@ use super::backoff::Backoff;
 use super::child::{self, Finished};
 use super::command::UnsendableArg;
 use super::connection::{Pipe, Transport};
+use super::hosts::Host;
 use super::{SessionId, TmuxError};
-use crate::config::Host;
 
 /// How long an idle master connection outlives its last client.
 const CONTROL_PERSIST: Duration = Duration::from_secs(300);
@@ -260,7 +260,7 @@ impl SshTransport {
     }
 
     /// Runs `tmux -u [-L NAME] ARGV…` on the host, like
-    /// [`child::OneShot`] does here.
+    /// [`LocalTmux::run`](child::LocalTmux::run) does here.
     pub async fn run(
         &self,
         argv: &[OsString],

@@ -1,6 +1,8 @@
 //! The reader's state and the method table: the lifecycle, the methods
 //! answered at once, and the hand-off of those that wait to a task.
 
+mod in_flight;
+
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -9,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::in_flight::{InFlightMap, lock};
+use self::in_flight::{InFlightMap, lock};
 use super::modern::Era;
 use super::params::{
     CallToolParams, CancelledParams, GetPromptParams, InitializeParams, InitializeResult,

@@ -9,21 +9,21 @@ use std::task::Poll;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::SHUTDOWN_GRACE;
-use super::dispatch::{Server, internal_error, panic_text};
+use super::{Server, internal_error, panic_text};
 use crate::mcp::jsonrpc::{Id, Response, RpcError};
+use crate::mcp::server::SHUTDOWN_GRACE;
 use crate::mcp::{BoxFuture, RequestGate};
 
 /// A call that has not been answered yet.
-pub(super) struct InFlight {
-    pub(super) cancel: CancellationToken,
-    pub(super) gate: Arc<RequestGate>,
+pub(in crate::mcp::server) struct InFlight {
+    pub(in crate::mcp::server) cancel: CancellationToken,
+    pub(in crate::mcp::server) gate: Arc<RequestGate>,
 }
 
-pub(super) type InFlightMap = Arc<Mutex<HashMap<Id, InFlight>>>;
+pub(in crate::mcp::server) type InFlightMap = Arc<Mutex<HashMap<Id, InFlight>>>;
 
 /// Removes a finished request from the map, unless its id was reused.
-pub(super) fn forget(in_flight: &InFlightMap, id: &Id, gate: &Arc<RequestGate>) {
+pub(in crate::mcp::server) fn forget(in_flight: &InFlightMap, id: &Id, gate: &Arc<RequestGate>) {
     let mut map = lock(in_flight);
     if map
         .get(id)
@@ -33,14 +33,16 @@ pub(super) fn forget(in_flight: &InFlightMap, id: &Id, gate: &Arc<RequestGate>) 
     }
 }
 
-pub(super) fn lock(map: &InFlightMap) -> std::sync::MutexGuard<'_, HashMap<Id, InFlight>> {
+pub(in crate::mcp::server) fn lock(
+    map: &InFlightMap,
+) -> std::sync::MutexGuard<'_, HashMap<Id, InFlight>> {
     map.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Server {
     /// Refuses an id that a request still in flight carries: its
     /// cancellation and answer would be ambiguous.
-    pub(super) fn id_free(&self, id: &Id) -> Result<(), RpcError> {
+    pub(in crate::mcp::server) fn id_free(&self, id: &Id) -> Result<(), RpcError> {
         if lock(&self.in_flight).contains_key(id) {
             return Err(RpcError::invalid_request(format!(
                 "request id {id} is already in use by a running call"
@@ -51,7 +53,7 @@ impl Server {
 
     /// Runs a request that is not a tool call (`resources/read`,
     /// `completion/complete`) in its own task, cancellable like a call.
-    pub(super) fn spawn_request(
+    pub(in crate::mcp::server) fn spawn_request(
         &mut self,
         id: Id,
         name: String,
@@ -65,7 +67,7 @@ impl Server {
     }
 
     /// Registers the request as in flight and spawns the task that answers it.
-    pub(super) fn spawn_answer(
+    pub(in crate::mcp::server) fn spawn_answer(
         &mut self,
         id: Id,
         name: String,
@@ -116,12 +118,12 @@ impl Server {
     }
 
     /// Forgets finished call tasks so the set does not grow.
-    pub(super) fn reap(&mut self) {
+    pub(in crate::mcp::server) fn reap(&mut self) {
         while self.tasks.try_join_next().is_some() {}
     }
 
     /// Steps (1) to (3) of the shutdown order in the module doc.
-    pub(super) async fn shut_down(&mut self) {
+    pub(in crate::mcp::server) async fn shut_down(&mut self) {
         self.shutdown.cancel();
         for (_, call) in lock(&self.in_flight).drain() {
             call.gate.finish(&self.outbox, None);
@@ -142,7 +144,9 @@ impl Server {
 
 /// Runs `future`, turning a panic inside it into `Err(message)`: a broken
 /// tool gets a `-32603` answer instead of leaving its request unanswered.
-pub(super) async fn catch_unwind<T>(mut future: BoxFuture<'static, T>) -> Result<T, String> {
+pub(in crate::mcp::server) async fn catch_unwind<T>(
+    mut future: BoxFuture<'static, T>,
+) -> Result<T, String> {
     std::future::poll_fn(move |cx| {
         match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
             Ok(Poll::Ready(result)) => Poll::Ready(Ok(result)),

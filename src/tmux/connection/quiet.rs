@@ -34,9 +34,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::connection::{Activity, Answer, Busy, Commands};
-use super::control::Event;
-use super::{Command, PaneId, SessionId, TmuxError, WindowId};
+use super::{Activity, Answer, Busy, Commands};
+use crate::tmux::control::Event;
+use crate::tmux::{Command, PaneId, SessionId, TmuxError, WindowId};
 
 /// A watched pane printing at least this much within [`FLOOD_WINDOW`] is
 /// flooding.
@@ -102,7 +102,11 @@ impl Want {
 }
 
 impl Quiet {
-    pub(super) fn new(session: SessionId, commands: Commands, activity: Activity) -> Arc<Quiet> {
+    pub(in crate::tmux) fn new(
+        session: SessionId,
+        commands: Commands,
+        activity: Activity,
+    ) -> Arc<Quiet> {
         Arc::new(Quiet {
             session,
             commands,
@@ -116,7 +120,7 @@ impl Quiet {
     }
 
     /// Streams `pane` until the lease drops.
-    pub(super) fn lease(self: &Arc<Self>, pane: PaneId, busy: Busy) -> Lease {
+    pub(in crate::tmux) fn lease(self: &Arc<Self>, pane: PaneId, busy: Busy) -> Lease {
         let mut state = self.state();
         let want = state.wanted.entry(pane).or_default();
         want.exact += 1;
@@ -133,7 +137,7 @@ impl Quiet {
     }
 
     /// Pauses every pane of the session nothing wants (after the attach).
-    pub(super) async fn mute_session(&self) {
+    pub(in crate::tmux) async fn mute_session(&self) {
         let list = Command::new("list-panes")
             .flag("-s")
             .target(self.session)
@@ -174,11 +178,11 @@ impl Quiet {
     }
 
     /// Sees each event of the client before the recordings do.
-    pub(super) fn event(self: &Arc<Self>, event: &Event) {
+    pub(in crate::tmux) fn event(self: &Arc<Self>, event: &Event) {
         match event {
             Event::Output { pane, data } => self.output(*pane, data.len()),
             // A layout names its panes: no need to ask tmux.
-            Event::LayoutChange { layout, .. } => self.mute(super::layout::panes(layout)),
+            Event::LayoutChange { layout, .. } => self.mute(crate::tmux::layout::panes(layout)),
             Event::WindowAdd(window) => {
                 let window: WindowId = *window;
                 let quiet = self.clone();
@@ -352,7 +356,7 @@ pub struct Lease {
 }
 
 impl Lease {
-    pub(super) fn unmuted(pane: PaneId, busy: Busy) -> Lease {
+    pub(in crate::tmux) fn unmuted(pane: PaneId, busy: Busy) -> Lease {
         Lease {
             quiet: None,
             pane,
