@@ -1,8 +1,8 @@
 //! The command line: `tmux-mcp [serve | call | tools | doctor | demo]`.
 //!
 //! Parsing is clap's; every command reads the same environment (the
-//! reference's variable names, listed in `--help`) through [`Config`] and
-//! [`Selection`], so `call` and `tools` show exactly what the server serves.
+//! reference's variable names, listed in `--help`) through [`crate::config::Config`] and
+//! [`crate::tools::toolsets::Selection`], so `call` and `tools` show exactly what the server serves.
 
 use std::process::ExitCode;
 use std::sync::Arc;

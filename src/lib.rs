@@ -28,9 +28,14 @@
 //! - [`ids`]: the pane, window and session ids both sides name.
 //! - [`process`]: what a pane's process is doing, from the OS (`/proc`):
 //!   at its prompt, waiting for input, running, exited. Knows nothing of tmux.
-//! - [`tools`]: the tool table (one file per group) that drives both
-//!   `tools/list` and `tools/call`, plus the result models and their tmux
-//!   fields (`tools/rows.rs`).
+//! - [`tools`]: the tool table that drives both `tools/list` and
+//!   `tools/call`, on three floors, imports pointing down: the call path
+//!   (`tools/*.rs`), the vocabulary the groups share (`tools/shared/`:
+//!   lookups, the guard, watching a pane's output, result models), and one
+//!   file per tool group (`tools/cmd/`).
+//! - [`cli`]: the command line (`serve`, `call`, `tools`, `doctor`, `demo`);
+//!   [`doctor`] checks an environment, [`demo`] drives the real server over
+//!   stdio on a private tmux server and narrates each step.
 //!
 //! # A byte's path, from tmux to a waiting call
 //!
@@ -44,22 +49,20 @@
 //! 4. [`panes::Ring::append`] records it under the pane's short lock.
 //! 5. The pane's change signal is bumped (`Pane::bump`).
 //! 6. The waiter, asleep in `Pace::sleep` on `Watch::changed`
-//!    (`tools/wait/pace.rs`, `tools/observe.rs`), wakes; it reads from its
-//!    cursor with [`panes::Follower::read`] through a [`panes::LineView`].
+//!    (`tools/shared/pace.rs`, `tools/shared/observe.rs`), wakes; it reads
+//!    from its cursor with [`panes::Follower::read`] through a [`panes::LineView`].
 //! 7. The tool matches the lines and returns its result model; `mcp`
 //!    writes the answer on stdout.
 //!
 //! # Where a new tool goes
 //!
-//! One `ToolDef` row in the `register` function of its group's file in
-//! `src/tools/` (the toolset is part of the row) and its handler, an
-//! `async fn(target: Target, args: Args)` (`tools::tool::Given` names the
-//! other shapes), then
-//! `BLESS=1 cargo test --test it tools_catalog` and the README's table.
-//! tmux fields it reads get a `Schema` table (`tmux::format`).
-//! - [`cli`]: the command line (`serve`, `call`, `tools`, `doctor`, `demo`);
-//!   [`doctor`] checks an environment, [`demo`] drives the real server over
-//!   stdio on a private tmux server and narrates each step.
+//! One file in `tools/cmd/`, one row in its `register`: a `ToolDef` naming
+//! the toolset, and its
+//! handler, an `async fn(target: Target, args: Args)` (`tools::tool::Given`
+//! names the other shapes). Then `BLESS=1 cargo test --test it
+//! tools_catalog` and the README's table; tmux fields it reads get a
+//! `Schema` table (`tmux::format`).
+//!
 
 pub mod cli;
 pub mod config;

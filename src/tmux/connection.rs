@@ -384,17 +384,10 @@ impl Connection {
         self.commands.send(command, sync).await
     }
 
-    /// Detaches politely: closing stdin makes tmux print `%exit` and the
-    /// child exit. Sessions are left exactly as they were. It does not take
-    /// turns at the door: the hub lets its clients go with
-    /// [`Connection::leave`]; this is for a client no other of ours can be
-    /// attaching beside (the tests' own).
-    pub fn detach(&self) {
-        self.closed.cancel();
-    }
-
-    /// Detaches through the door, where the release needs one, and waits
-    /// (bounded) for the stream to end.
+    /// Detaches politely (closing stdin makes tmux print `%exit` and the
+    /// child exit; sessions are left exactly as they were), through the
+    /// door where the release needs one, and waits (bounded) for the
+    /// stream to end.
     pub async fn leave(self) {
         self.leaving().leave(false).await;
     }

@@ -1,6 +1,6 @@
-//! The control clients of one tmux server ([`Hub`]), and the registry of
-//! servers by [`Address`] ([`Hubs`]): a local socket, or a server on a
-//! configured remote host, reached over ssh ([`super::ssh`]).
+//! The control clients of one tmux server ([`Hub`]): a local socket, or a
+//! server on a configured remote host, reached over ssh ([`super::ssh`]).
+//! The registry of servers by address is [`super::hubs`].
 //!
 //! A hub keeps two kinds of control client, both attached lazily:
 //!
@@ -62,10 +62,10 @@ use super::door::Door;
 use super::oneshot::OneShot;
 use super::output::Notices;
 use super::socket::{Address, Remote};
-use super::ssh::{Ssh, SshHost, SshTransport};
+use super::ssh::SshTransport;
 use super::version::{Features, Version};
 use super::{Command, PaneId, SessionId, TmuxError};
-use crate::config::{Hosts, Limits};
+use crate::config::Limits;
 use crate::panes::registry::Panes;
 
 /// The lines a command printed, whichever path ran it.
@@ -381,7 +381,7 @@ impl Hub {
             clients.commands.get_or_insert_with(Cell::default).clone()
         };
         let attach = async {
-            let session = self.first_session().await.ok_or(None)?;
+            let session = self.meet_server().await.ok_or(None)?;
             self.attach(session, Role::Commands).await.map_err(Some)
         };
         match cell.get_or_try_init(|| attach).await {
@@ -578,9 +578,10 @@ impl Hub {
             .count()
     }
 
-    /// The server's first session, before a client attaches; notes which
-    /// server this is (see [`Hub::same_server`]) and its release.
-    async fn first_session(&self) -> Option<SessionId> {
+    /// Meets the server before a client attaches, in one round trip:
+    /// notes which server this is (see [`Hub::same_server`]) and its
+    /// release, and returns its first session.
+    async fn meet_server(&self) -> Option<SessionId> {
         let format = "#{session_id} #{pid} #{start_time} #{version}";
         let lines = self
             .run_oneshot(&Command::new("list-sessions").opt("-F", format))
@@ -603,6 +604,7 @@ impl Hub {
         }
         first
     }
+
     /// Records the server's identity; when it is not the server seen
     /// before (restarted on the same socket, its pane ids reused), every
     /// recording of the old one is dropped, so no cursor or wait mistakes
@@ -751,110 +753,6 @@ fn lines(mut stdout: Vec<u8>) -> Lines {
 
 fn is_no_server(stderr: &str) -> bool {
     stderr.starts_with("no server running") || stderr.starts_with("error connecting to")
-}
-
-/// Every tmux server this process has talked to, by address, and the
-/// remote hosts it may reach.
-pub struct Hubs {
-    tmux_bin: PathBuf,
-    limits: Limits,
-    /// The configured hosts by alias, sharing one ssh setup.
-    hosts: HashMap<String, Arc<SshHost>>,
-    ssh: Arc<Ssh>,
-    hubs: Mutex<HashMap<Address, Arc<Hub>>>,
-}
-
-impl Hubs {
-    /// Hubs of local servers only.
-    pub fn new(tmux_bin: PathBuf, limits: Limits) -> Self {
-        Hubs::with_hosts(tmux_bin, limits, &Hosts::default())
-    }
-
-    /// Hubs of local servers and of servers on the `hosts` configured.
-    pub fn with_hosts(tmux_bin: PathBuf, limits: Limits, hosts: &Hosts) -> Self {
-        // ssh gives up connecting in half a command's time, so its own
-        // words reach the caller before the command times out.
-        let ssh = Ssh::new(hosts.ssh.clone(), limits.tmux_command_timeout / 2);
-        let hosts = hosts
-            .hosts
-            .iter()
-            .map(|h| (h.alias.clone(), SshHost::new(ssh.clone(), h.clone())))
-            .collect();
-        Hubs {
-            tmux_bin,
-            limits,
-            hosts,
-            ssh,
-            hubs: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// The hub of the local server at `socket`, created on first use.
-    pub fn get(&self, socket: &Path) -> Arc<Hub> {
-        let mut hubs = self.hubs.lock().expect("hubs lock");
-        hubs.entry(Address::Local(socket.to_path_buf()))
-            .or_insert_with(|| {
-                Arc::new(Hub::new(
-                    socket.to_path_buf(),
-                    self.tmux_bin.clone(),
-                    self.limits.clone(),
-                ))
-            })
-            .clone()
-    }
-
-    /// The hub of the server at `address`, created on first use (nothing is
-    /// started until a command runs). A remote address must name a
-    /// configured host.
-    pub fn at(&self, address: &Address) -> Result<Arc<Hub>, TmuxError> {
-        let remote = match address {
-            Address::Local(socket) => return Ok(self.get(socket)),
-            Address::Remote(remote) => remote,
-        };
-        let host = self.host(&remote.alias)?;
-        let mut hubs = self.hubs.lock().expect("hubs lock");
-        let hub = hubs.entry(address.clone()).or_insert_with(|| {
-            let ssh = Arc::new(SshTransport {
-                host,
-                socket: remote.name.clone(),
-            });
-            Arc::new(Hub::remote(remote.clone(), ssh, self.limits.clone()))
-        });
-        Ok(hub.clone())
-    }
-
-    /// The configured host `alias`.
-    pub fn host(&self, alias: &str) -> Result<Arc<SshHost>, TmuxError> {
-        self.hosts.get(alias).cloned().ok_or_else(|| {
-            TmuxError::Ssh(format!("the remote host alias {alias:?} is not configured"))
-        })
-    }
-
-    /// The configured hosts, in no particular order.
-    pub fn hosts(&self) -> Vec<Arc<SshHost>> {
-        self.hosts.values().cloned().collect()
-    }
-
-    /// Every hub, in no particular order.
-    pub fn all(&self) -> Vec<Arc<Hub>> {
-        self.hubs
-            .lock()
-            .expect("hubs lock")
-            .values()
-            .cloned()
-            .collect()
-    }
-
-    /// Detaches from every server, and closes the ssh connections.
-    pub async fn shutdown(&self) {
-        for hub in self.all() {
-            hub.shutdown().await;
-        }
-        for host in self.hosts() {
-            host.close().await;
-        }
-        self.ssh.remove_dir();
-    }
 }
 
 #[cfg(test)]
@@ -1010,7 +908,7 @@ mod tests {
         let (hub, _scripted, mut opens) = scripted_hub();
         let first = streaming(&hub, SessionId(4)).await.unwrap();
         assert_eq!(opens.recv().await, Some(SessionId(4)));
-        first.detach();
+        first.clone().leave().await;
         tokio::time::timeout(Duration::from_secs(5), first.wait_closed())
             .await
             .expect("the scripted client closes after a detach");

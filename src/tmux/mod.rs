@@ -11,9 +11,11 @@ pub mod error;
 pub mod format;
 pub mod hosts;
 pub mod hub;
+pub mod hubs;
 pub mod layout;
 pub mod oneshot;
 pub mod output;
+#[cfg(test)]
 pub mod scripted;
 pub mod socket;
 pub mod ssh;

@@ -37,7 +37,7 @@ pub struct Remote {
     pub name: Option<String>,
 }
 
-/// Where a tmux server is: what [`super::hub::Hubs`] is keyed by.
+/// Where a tmux server is: what [`super::hubs::Hubs`] is keyed by.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Address {
     Local(PathBuf),

@@ -8,7 +8,8 @@ use super::sock;
 use super::toolsets::{Selection, Toolset};
 use crate::config::Config;
 use crate::tmux::Command;
-use crate::tmux::hub::{Hub, Hubs};
+use crate::tmux::hub::Hub;
+use crate::tmux::hubs::Hubs;
 use crate::tmux::socket::SocketSpec;
 
 /// Shared state every tool call sees.

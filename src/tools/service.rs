@@ -28,7 +28,7 @@ impl TmuxService {
     }
 
     /// The service over a catalog already built for the app's
-    /// configuration (see [`crate::cli::settings`], which needs its names
+    /// configuration (see [`settings`], which needs its names
     /// to read the selection).
     pub fn with_catalog(app: Arc<App>, catalog: Catalog) -> Self {
         TmuxService {

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::{Target, ToolError};
 use crate::config::Config;
-use crate::tmux::hub::Hubs;
+use crate::tmux::hubs::Hubs;
 use crate::tmux::socket::SocketSpec;
 
 /// `socket_name`, shared by every targeted tool. The call path adds it to

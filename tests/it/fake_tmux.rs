@@ -39,9 +39,11 @@ impl Fake {
         }
     }
 
-    /// Every record the fake logged so far.
+    /// Every record the fake logged so far (it logs from its start, so a
+    /// missing log means it never ran and nothing can be asserted).
     fn records(&self) -> Vec<Value> {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let text = std::fs::read_to_string(&self.log)
+            .unwrap_or_else(|e| panic!("the fake tmux wrote no log at {:?}: {e}", self.log));
         text.lines()
             .map(|l| serde_json::from_str(l).expect("log record"))
             .collect()

@@ -213,7 +213,7 @@ async fn only_leased_panes_are_streamed_and_new_panes_are_paused() {
     drop(lease);
     seen.until_paused(watched, pauses).await;
     assert_muted(&tmux, &client, &seen, watched, "echo ag''ain", "again").await;
-    client.detach();
+    client.leave().await;
 }
 
 /// Leases `watched` on `client` and shows that `other`, of the same
@@ -264,7 +264,7 @@ async fn without_muting_every_pane_is_streamed() {
     let (client, seen) = client(&tmux, Role::Streaming, features).await;
     print_and_settle(&tmux, &client, other, "echo un''watched", "unwatched").await;
     assert!(seen.bytes(other) > 0);
-    client.detach();
+    client.leave().await;
 }
 
 #[tokio::test]
@@ -276,7 +276,7 @@ async fn the_command_client_is_sent_no_output() {
     let (client, seen) = client(&tmux, Role::Commands, features).await;
     print_and_settle(&tmux, &client, first, "seq 1 2000 | tail -n 1", "2000").await;
     assert_eq!(seen.bytes(first), 0);
-    client.detach();
+    client.leave().await;
 }
 
 #[tokio::test]
@@ -308,7 +308,7 @@ async fn pausing_a_pane_that_floods_does_not_crash_tmux() {
             .status
             .success()
     );
-    client.detach();
+    client.leave().await;
 }
 
 /// Our clients of `tmux`, as `tmux list-clients` shows them.

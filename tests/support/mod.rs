@@ -1,5 +1,4 @@
 //! Shared test support: a private tmux server that is always killed.
-#![allow(dead_code)]
 
 pub mod mcp;
 pub mod sshd;

@@ -9,7 +9,7 @@
 //! appear (`%window-add`, `%layout-change`) or first print. A paused pane
 //! is still read by tmux, so its program never waits for us; what it
 //! prints while paused is simply not sent (never `off`: see
-//! [`Features::mute`](super::version::Features::mute)).
+//! [`Features::mute`](crate::tmux::version::Features::mute)).
 //!
 //! A lease taken before a capture unpauses the pane first: the
 //! `continue` is written on the same client ahead of the capture, so the

@@ -34,9 +34,9 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolCallOperation {
-    // Name of the tool to call.
+    // (no schema text) Name of the tool to call.
     tool: String,
-    // Its arguments.
+    // (no schema text) Its arguments.
     #[serde(default)]
     arguments: Map<String, Value>,
 }

@@ -4,7 +4,7 @@
 //! Every tool works only on names of our namespace,
 //! `libtmux_mcp_<32 hex>_<logical>`, so an agent can never read, paste or
 //! delete the user's own buffers (clipboard history). The hub remembers the
-//! buffers it created; [`super::App::shutdown`] deletes those still there.
+//! buffers it created; [`crate::tools::App::shutdown`] deletes those still there.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -147,7 +147,7 @@ async fn load_buffer(target: Target, args: LoadBufferArgs) -> ToolResult<BufferR
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct PasteBufferArgs {
-    // A buffer_name from load_buffer.
+    // (no schema text) A buffer_name from load_buffer.
     buffer_name: String,
     #[serde(flatten)]
     pane: PaneSel,
@@ -180,7 +180,7 @@ async fn paste_buffer(target: Target, args: PasteBufferArgs) -> ToolResult<Strin
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ShowBufferArgs {
-    // A buffer_name from load_buffer.
+    // (no schema text) A buffer_name from load_buffer.
     buffer_name: String,
     /// Keep the last N lines; null: all.
     #[serde(default, deserialize_with = "bounded::explicit")]
@@ -277,7 +277,7 @@ async fn show_buffer(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct DeleteBufferArgs {
-    // A buffer_name from load_buffer.
+    // (no schema text) A buffer_name from load_buffer.
     buffer_name: String,
 }
 

@@ -3,7 +3,7 @@
 //! `wait-for` holds a control client's whole command queue, so both tools run
 //! a `tmux` process of their own, bounded and killed on timeout or
 //! cancellation. `wait_for_channel` reports progress while its process
-//! blocks (see [`paced`]).
+//! blocks (see `paced`).
 
 use std::future::Future;
 use std::time::{Duration, Instant};

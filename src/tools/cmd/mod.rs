@@ -6,6 +6,11 @@
 //!
 //! [`resources`] and [`prompts`] serve the MCP resources and prompts the
 //! same way, beside the tools.
+//!
+//! In an `Args` struct a `///` comment on a field is that argument's
+//! description in the schema, which every model reads on every session; a
+//! field whose meaning its name and the server's instructions already give
+//! has a plain comment instead, marked `// (no schema text)`.
 
 use serde_json::{Value, json};
 

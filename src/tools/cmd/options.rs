@@ -227,7 +227,7 @@ fn check_option_name(name: &str) -> ToolResult<()> {
         && body
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        && index.is_some();
+        && index != Index::Malformed;
     if ok {
         return Ok(());
     }
@@ -283,18 +283,29 @@ fn refuse_hook(name: &str) -> ToolResult<()> {
     Ok(())
 }
 
-/// `name[N]` → (`name`, Some(Some(N))); `name` → (`name`, Some(None));
-/// a malformed index → (`name`, None).
-fn split_index(name: &str) -> (&str, Option<Option<u32>>) {
+/// The array index an option or hook name may end with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Index {
+    /// `name`: the whole option.
+    Whole,
+    /// `name[N]`.
+    At(u32),
+    /// `name[` followed by anything but up to six digits and `]`.
+    Malformed,
+}
+
+/// `name[N]` → (`name`, `At(N)`); `name` → (`name`, `Whole`).
+fn split_index(name: &str) -> (&str, Index) {
     let Some(open) = name.find('[') else {
-        return (name, Some(None));
+        return (name, Index::Whole);
     };
     let digits = name[open + 1..].strip_suffix(']').unwrap_or("");
-    let index =
-        (!digits.is_empty() && digits.len() <= 6 && digits.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| digits.parse().ok())
-            .flatten();
-    (&name[..open], index.map(Some))
+    let digits_only = digits.len() <= 6 && digits.bytes().all(|b| b.is_ascii_digit());
+    let index = match digits.parse() {
+        Ok(n) if digits_only => Index::At(n),
+        _ => Index::Malformed,
+    };
+    (&name[..open], index)
 }
 
 fn no_nul(field: &str, text: &str) -> ToolResult<()> {
@@ -489,7 +500,7 @@ fn parse_shell_environment(text: &str) -> BTreeMap<String, EnvValue> {
 pub struct SetEnvironmentArgs {
     /// Variable name (no '=').
     name: String,
-    // Value.
+    // (no schema text) Value.
     value: String,
     #[serde(flatten)]
     session: SessionSel,
@@ -555,7 +566,7 @@ fn check_hook_name(name: &str) -> ToolResult<()> {
     let ok = (1..=64).contains(&base.len())
         && base.starts_with(|c: char| c.is_ascii_lowercase())
         && base.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
-        && index.is_some();
+        && index != Index::Malformed;
     if ok {
         return Ok(());
     }
@@ -570,7 +581,10 @@ fn hook_entry(line: &str) -> Option<HookEntry> {
     let (name, index) = split_index(key);
     Some(HookEntry {
         hook_name: name.to_owned(),
-        index: index.flatten().map(i64::from),
+        index: match index {
+            Index::At(n) => Some(i64::from(n)),
+            Index::Whole | Index::Malformed => None,
+        },
         command: command.to_owned(),
     })
 }

@@ -90,7 +90,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendKeysOperation {
-    // Text or key names to send.
+    // (no schema text) Text or key names to send.
     keys: String,
     /// Pane ID (e.g. '%1'). Wins over the other fields.
     pane_id: Option<String>,
@@ -100,13 +100,13 @@ pub struct SendKeysOperation {
     session_id: Option<String>,
     /// Used without pane_id.
     window_id: Option<String>,
-    // Press Enter after the keys.
+    // (no schema text) Press Enter after the keys.
     #[serde(default = "yes")]
     enter: bool,
-    // Send the text verbatim instead of reading key names.
+    // (no schema text) Send the text verbatim instead of reading key names.
     #[serde(default)]
     literal: bool,
-    // Prefix a space to keep the line out of shell history.
+    // (no schema text) Prefix a space to keep the line out of shell history.
     #[serde(default)]
     suppress_history: bool,
 }
@@ -467,7 +467,7 @@ pub struct SearchPanesArgs {
     regex: bool,
     #[serde(flatten)]
     session: SessionSel,
-    // Match case exactly.
+    // (no schema text) Match case exactly.
     #[serde(default)]
     match_case: bool,
     /// First line: 0 is the screen's top, negative scrollback.

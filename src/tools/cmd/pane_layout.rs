@@ -144,7 +144,7 @@ async fn resize_pane(Call { app, target, .. }: Call, args: ResizePaneArgs) -> To
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SetPaneTitleArgs {
-    // The new title (stored literally).
+    // (no schema text) The new title (stored literally).
     title: String,
     #[serde(flatten)]
     pane: PaneSel,
@@ -206,7 +206,7 @@ impl Corner {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct FindPaneArgs {
-    // Which corner of the window.
+    // (no schema text) Which corner of the window.
     corner: Corner,
     #[serde(flatten)]
     window: WindowTarget,
@@ -326,7 +326,7 @@ async fn select_pane(Call { app, target, .. }: Call, args: SelectPaneArgs) -> To
 pub struct SwapPaneArgs {
     /// Pane to move; returned in its new place.
     source_pane_id: String,
-    // Pane ID (e.g. '%2') it trades places with.
+    // (no schema text) Pane ID (e.g. '%2') it trades places with.
     target_pane_id: String,
 }
 

@@ -1,6 +1,6 @@
 //! `wait_for_text`: wait for new output matching patterns.
 //!
-//! Like `run_command` and `capture_since`, it reads the pane's recorded `%output` (see [`super::observe`]):
+//! Like `run_command` and `capture_since`, it reads the pane's recorded `%output` (see [`crate::tools::shared::observe`]):
 //! only bytes the pane printed after the call began count, every wait is
 //! woken by output events rather than a timer, and nothing is sent to tmux
 //! while waiting except a capture that an output event triggered (a
@@ -59,7 +59,7 @@ pub struct WaitForTextArgs {
     /// Ignored (event-driven).
     #[serde(default = "default_interval")]
     interval: f64,
-    // Match case (default: case-insensitive).
+    // (no schema text) Match case (default: case-insensitive).
     #[serde(default)]
     match_case: bool,
 }

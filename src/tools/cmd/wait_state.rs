@@ -107,9 +107,9 @@ impl PaneState {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForStateArgs {
-    // Default: all. (No doc comment: the catalog is what a model pays.)
+    // (no schema text) Default: all.
     states: Option<Vec<PaneState>>,
-    // Milliseconds without output that count as idle.
+    // (no schema text) Milliseconds without output that count as idle.
     #[serde(default = "default_idle_ms")]
     idle_ms: i64,
     #[serde(flatten)]

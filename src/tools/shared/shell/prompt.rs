@@ -20,7 +20,7 @@ const MARKS_LOOKBACK: u64 = 64 * 1024;
 /// Waits until the shell has drawn its prompt, when it seems not to have
 /// (the cursor at column 0, a command just ended): the echo of the typed
 /// line starts where the prompt ends. Waits for the output to pause, at
-/// most [`PROMPT_WAIT`].
+/// most `PROMPT_WAIT`.
 pub async fn prompt_drawn(watch: &mut Watch, target: &Target) -> ToolResult<()> {
     if watch.geometry.cursor_x > 0 {
         return Ok(());
@@ -34,7 +34,7 @@ pub async fn prompt_drawn(watch: &mut Watch, target: &Target) -> ToolResult<()> 
 }
 
 /// After the command's end, waits for the shell's prompt: text after the
-/// end, then a pause of [`QUIET`] (at most [`PROMPT_WAIT`] in all), so
+/// end, then a pause of `QUIET` (at most `PROMPT_WAIT` in all), so
 /// that the next call finds the prompt drawn and types after it.
 pub async fn await_prompt(watch: &mut Watch, after_end: u64) {
     let started = Instant::now();
@@ -56,7 +56,7 @@ pub async fn await_prompt(watch: &mut Watch, after_end: u64) {
 }
 
 /// Does the recording show the shell at a prompt it marked, with marks
-/// that carry exit statuses? Reads the last [`MARKS_LOOKBACK`] bytes: the
+/// that carry exit statuses? Reads the last `MARKS_LOOKBACK` bytes: the
 /// prompt was drawn just now, and a shell that marks its prompt marked
 /// the command before it too. A recording that began after the prompt
 /// shows no marks, and the wrapper is typed; so does one with output lost

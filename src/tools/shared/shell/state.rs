@@ -31,7 +31,7 @@ const SHELL_WAIT: Duration = Duration::from_millis(500);
 
 /// Waits until the pane's foreground process is a shell, re-reading it when
 /// the pane prints (a shell starting draws its prompt), at most
-/// [`SHELL_WAIT`]; else refuses: typing the command would feed it to that
+/// `SHELL_WAIT`; else refuses: typing the command would feed it to that
 /// program instead. A program that already waits for terminal input (the
 /// process probe says so) is no shell on its way, and is refused at once.
 pub async fn await_shell(watch: &mut Watch, target: &Target) -> ToolResult<()> {
