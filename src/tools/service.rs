@@ -122,7 +122,7 @@ impl Service for TmuxService {
         ));
         if let Some(pane) = &self.app.config.caller.pane_id {
             let extra = format!(
-                "\n\nAgent context: this MCP server runs inside tmux pane {pane}; results mark it is_caller=true."
+                "\n\nAgent context: this MCP server runs inside tmux pane {pane}; results mark it is_caller=true (filter list_panes for it: which pane am I in?)."
             );
             if text.len() + extra.len() <= 2048 {
                 text.push_str(&extra);

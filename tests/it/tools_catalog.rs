@@ -124,6 +124,22 @@ fn instructions_fit_the_budget() {
     );
 }
 
+/// Inside tmux the instructions name the caller's pane, as the
+/// reference's do, and still fit the 2048-byte budget (with every toolset).
+#[test]
+fn instructions_name_the_callers_pane() {
+    let env = |name: &str| match name {
+        "TMUX" => Some("/tmp/tmux-0/default,4242,0".to_owned()),
+        "TMUX_PANE" => Some("%12345".to_owned()),
+        "LIBTMUX_TOOLSETS" => Some("inspect,manage,execute,teardown".to_owned()),
+        _ => None,
+    };
+    let (config, _) = Config::from_vars(env).expect("config");
+    let text = TmuxService::new(App::new(config)).instructions();
+    assert!(text.contains("tmux pane %12345"), "{text}");
+    assert!(text.len() <= 2048, "{} bytes", text.len());
+}
+
 #[test]
 fn toolsets_shape_the_list() {
     use tmux_mcp::tools::toolsets::Selection;

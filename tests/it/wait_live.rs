@@ -276,10 +276,11 @@ async fn run_command_returns_exact_output_and_status() {
         json!({"pane_id": pane, "command": "seq 1 10", "max_lines": 3}),
     )
     .await;
-    let gap = "[... 7 lines left out ...]";
+    // At most max_lines lines, the one that counts those left out included.
+    let gap = "[... 8 lines left out ...]";
     assert_eq!(
         (r["output"].clone(), r["output_truncated_lines"].clone()),
-        (json!(["1", "2", gap, "10"]), json!(7))
+        (json!(["1", gap, "10"]), json!(8))
     );
     let r = ok(
         &svc,
@@ -311,7 +312,8 @@ async fn run_command_output_is_a_screenful_and_pages_exactly() {
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    let kept = height.min(100);
+    // A screenful of lines, the one that counts those left out included.
+    let kept = height.min(100) - 1;
     assert_eq!(out.len(), kept + 1, "{out:?}");
     let head = kept.div_ceil(2);
     let expected_head: Vec<String> = (1..=head).map(|i| i.to_string()).collect();

@@ -95,9 +95,10 @@ impl HeadTail {
         }
     }
 
-    /// Adds the next line (bytes, decoded lossily only when kept).
+    /// Adds the next line (bytes, decoded lossily only when kept). The
+    /// line that stands for those left out counts against `max_lines`.
     pub fn push(&mut self, line: &[u8]) {
-        let head_lines = self.max_lines.div_ceil(2);
+        let head_lines = (self.max_lines - 1).div_ceil(2);
         let head_budget = self.max_bytes / 2;
         if self.head_open
             && self.head.len() < head_lines
@@ -115,9 +116,16 @@ impl HeadTail {
         self.tail_bytes += kept.len();
         self.tail
             .push_back(String::from_utf8_lossy(kept).into_owned());
-        while self.tail.len() > lines_left || (self.tail_bytes > bytes_left && self.tail.len() > 1)
-        {
-            let gone = self.tail.pop_front().expect("non-empty");
+        loop {
+            let marker = usize::from(self.left_out > 0 || self.tail.len() > lines_left);
+            let over_lines = self.tail.len() + marker > lines_left;
+            let over_bytes = self.tail_bytes > bytes_left && self.tail.len() > 1;
+            let Some(gone) = (over_lines || over_bytes)
+                .then(|| self.tail.pop_front())
+                .flatten()
+            else {
+                break;
+            };
             self.tail_bytes -= gone.len();
             self.left_out += 1;
         }
@@ -178,14 +186,18 @@ mod tests {
 
     #[test]
     fn head_and_tail_with_an_exact_count_between() {
-        let (lines, left) = run(20_000, 4, 1000);
+        // The marker is one of the max_lines lines.
+        let (lines, left) = run(20_000, 5, 1000);
         assert_eq!(lines, ["1", "2", "[19996]", "19999", "20000"]);
         assert_eq!(left, 19_996);
         let (lines, left) = run(10, 3, 1000);
         assert_eq!(
             (lines, left),
-            (vec!["1".into(), "2".into(), "[7]".into(), "10".into()], 7)
+            (vec!["1".into(), "[8]".into(), "10".into()], 8)
         );
+        for max in 1..8 {
+            assert_eq!(run(100, max, 1000).0.len(), max, "max_lines={max}");
+        }
     }
 
     #[test]
