@@ -185,6 +185,29 @@ async fn send_keys_batch_in_order_with_failures() {
     assert!(!screen.contains("after-stop"), "{screen}");
 }
 
+/// `keys: ""` with `enter: true` presses Enter alone: the line typed
+/// before runs (a bare Enter needs no key name).
+#[tokio::test]
+async fn empty_keys_with_enter_press_enter() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+    tmux.cmd(&[
+        "send-keys",
+        "-t",
+        &pane,
+        "-l",
+        "tmux wait-for -S bare-enter",
+    ]);
+    ok(
+        &svc,
+        "send_keys",
+        json!({"pane_id": pane, "keys": "", "enter": true}),
+    )
+    .await;
+    tmux.wait_for("bare-enter", WAIT).await;
+}
+
 #[tokio::test]
 async fn paste_text_is_exact_and_leaves_no_buffer() {
     let tmux = PrivateTmux::start();
