@@ -193,7 +193,7 @@ async fn tool_states_in(shell: &str, comm: &str) {
     assert_eq!(entry["foreground_pid"], pid);
     assert_eq!(
         entry["observable_states"],
-        json!(["prompt", "input", "exited", "idle", "bell"])
+        json!(["prompt", "input", "secret", "exited", "idle", "bell"])
     );
     assert!(entry["elapsed_seconds"].as_f64().unwrap() < 5.0);
 

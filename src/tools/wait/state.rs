@@ -673,7 +673,7 @@ mod tests {
         let mut t = tracker(&[PaneState::Bell], 1000, t0, Activity::Prompt);
         assert_eq!(
             t.observable(),
-            ["prompt", "input", "exited", "idle", "bell"]
+            ["prompt", "input", "secret", "exited", "idle", "bell"]
         );
         t.probe.observable = process::OBSERVE_EXITED;
         assert_eq!(t.observable(), ["exited", "idle", "bell"]);
