@@ -47,7 +47,7 @@ pub fn register(tools: &mut Vec<ToolDef>, config: &Config) {
             "wait_for_state",
             Toolset::Inspect,
             "Wait For State",
-            "Wait until the pane is at a prompt, wants input, exited, is idle or rang the bell.",
+            "Wait until the pane: prompt, input, secret (password), exited, idle, bell.",
             READ,
             state::wait_for_state,
         )

@@ -187,3 +187,43 @@ async fn a_timeout_says_what_the_pane_is_doing() {
         }
     }
 }
+
+/// A command that stops at a password prompt did not end: pane_state says
+/// `secret` (a line read with echo off), in the subshell and in the live
+/// shell; a plain `read` stays `input`.
+#[tokio::test]
+async fn a_password_prompt_is_secret_on_timeout() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let (_, start) = SHELLS[0];
+    let pane = shell_pane(&tmux, "bash", start).await;
+    let run = |command: &str, subshell: bool| json!({"pane_id": pane, "command": command, "timeout": 2.0, "in_subshell": subshell});
+    let cases = [
+        (
+            "python3 -c 'import getpass; getpass.getpass()'",
+            true,
+            "secret",
+        ),
+        ("read -r -s pw", true, "secret"),
+        ("read -r -s pw", false, "secret"),
+        ("read -r reply", false, "input"),
+    ];
+    for (command, subshell, want) in cases {
+        let r = ok(&svc, "run_command", run(command, subshell)).await;
+        assert_eq!(
+            (&r["timed_out"], &r["pane_state"]),
+            (&json!(true), &json!(want)),
+            "{command} subshell={subshell}: {r}"
+        );
+        let note = r["note"].as_str().unwrap();
+        assert_eq!(note.contains("password"), want == "secret", "{r}");
+        tmux.cmd(&["send-keys", "-t", &pane, "answer", "Enter"]);
+        let r = ok(
+            &svc,
+            "run_command",
+            json!({"pane_id": pane, "command": "true", "timeout": 10}),
+        )
+        .await;
+        assert_eq!(r["exit_status"], 0, "{command}: the pane is back: {r}");
+    }
+}

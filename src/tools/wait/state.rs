@@ -1,6 +1,8 @@
 //! `wait_for_state`: wait until a pane needs the agent: its shell is back
 //! at the prompt, its program waits for input, its process exited, it has
-//! been quiet for `idle_ms`, or it rang the bell.
+//! been quiet for `idle_ms`, or it rang the bell; `secret` is a program
+//! waiting for a password (a line read with echo off, see
+//! [`crate::process`]), which `input` does not include.
 //!
 //! Event-driven like `wait_for_text`. The wait sleeps on the pane's change
 //! signal (output, gaps, structural events such as a closed window), on
@@ -64,12 +66,15 @@ pub enum PaneState {
     Idle,
     // The pane rang the bell.
     Bell,
+    // The foreground program waits for a password (echo off).
+    Secret,
 }
 
 /// Checked in this order: the first true one is reported.
-const ORDER: [PaneState; 5] = [
+const ORDER: [PaneState; 6] = [
     PaneState::Exited,
     PaneState::Bell,
+    PaneState::Secret,
     PaneState::Input,
     PaneState::Prompt,
     PaneState::Idle,
@@ -83,6 +88,7 @@ impl PaneState {
             PaneState::Exited => "exited",
             PaneState::Idle => "idle",
             PaneState::Bell => "bell",
+            PaneState::Secret => "secret",
         }
     }
 }
@@ -108,11 +114,11 @@ fn default_idle_ms() -> i64 {
 /// The outcome of `wait_for_state`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct WaitForStateResult {
-    /// 'prompt', 'input', 'exited', 'idle', 'bell' or 'timeout'.
+    /// 'prompt', 'input', 'secret', 'exited', 'idle', 'bell' or 'timeout'.
     pub state: String,
     /// True unless state is 'timeout'.
     pub found: bool,
-    /// What the pane's process was doing at the last look: 'prompt', 'input', 'running' or 'exited'.
+    /// What the pane's process was doing at the last look: 'prompt', 'input', 'secret', 'running' or 'exited'.
     pub activity: String,
     /// The foreground program (its command name), if known.
     pub foreground_command: Option<String>,
@@ -130,19 +136,19 @@ pub struct WaitForStateResult {
 
 /// The states asked for, as a set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Wanted([bool; 5]);
+struct Wanted([bool; 6]);
 
 impl Wanted {
     fn new(states: Option<&[PaneState]>) -> ToolResult<Wanted> {
         let Some(states) = states else {
-            return Ok(Wanted([true; 5]));
+            return Ok(Wanted([true; 6]));
         };
         if states.is_empty() {
             return Err(ToolError::invalid(
-                "states must name at least one of prompt, input, exited, idle, bell (or be omitted for all)",
+                "states must name at least one of prompt, input, secret, exited, idle, bell (or be omitted for all)",
             ));
         }
-        let mut set = [false; 5];
+        let mut set = [false; 6];
         for s in states {
             set[*s as usize] = true;
         }
@@ -225,6 +231,7 @@ impl Tracker {
             PaneState::Exited => self.gone || self.probe.activity == Activity::Exited,
             PaneState::Bell => self.bell,
             PaneState::Input => self.probe.activity == Activity::Input,
+            PaneState::Secret => self.probe.activity == Activity::Secret,
             PaneState::Prompt => self.probe.activity == Activity::Prompt,
             PaneState::Idle => now.saturating_duration_since(self.quiet_since) >= self.idle,
         }
