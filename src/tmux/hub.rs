@@ -213,6 +213,14 @@ impl Hub {
         &self.address
     }
 
+    /// The host a remote server runs on (its shared ssh connection).
+    pub fn ssh_host(&self) -> Option<&Arc<SshHost>> {
+        match &self.oneshot {
+            OneShot::Ssh(ssh) => Some(&ssh.host),
+            OneShot::Local(_) => None,
+        }
+    }
+
     /// The socket path, for a server on this machine.
     pub fn local_socket(&self) -> Option<&Path> {
         match &self.address {
