@@ -123,6 +123,10 @@ pub const OBSERVE_EXITED: &[&str] = &["exited"];
 /// No `/proc`, but the caller asked the terminal's owner (tmux's
 /// `pane_current_command`) which command holds the foreground.
 pub const OBSERVE_COMMAND: &[&str] = &["prompt", "running", "exited"];
+/// A pane on another host: tmux's foreground command, and the terminal's
+/// settings read there (`stty`, see [`parse_stty`]); whether a program
+/// waits for input is not known, so `secret` is echo off in line mode.
+pub const OBSERVE_REMOTE: &[&str] = &["prompt", "secret", "running", "exited"];
 
 /// Shells that read every command line in canonical mode (no line
 /// editor), so a terminal read there is their prompt, not `read`.
@@ -131,6 +135,18 @@ pub const CANONICAL_PROMPT_SHELLS: &[&[u8]] = &[
 ];
 
 impl Probe {
+    /// A process this machine cannot look at (it runs on another host):
+    /// running, as far as is known; only that it exists is not even known,
+    /// so the caller asks the terminal's owner (tmux) instead.
+    pub fn unobserved() -> Probe {
+        Probe {
+            activity: Activity::Running,
+            foreground_pid: None,
+            foreground_command: None,
+            observable: OBSERVE_EXITED,
+        }
+    }
+
     /// What a probe of a process that is gone answers.
     pub fn exited() -> Probe {
         Probe {

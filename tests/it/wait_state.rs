@@ -500,3 +500,65 @@ async fn a_password_prompt_is_secret_and_a_question_is_input() {
         "{question}"
     );
 }
+
+/// A pane on another host: its pid is not this machine's, so no local
+/// probe runs; tmux says prompt or running, and the pane's terminal read
+/// there (`stty` over the host's ssh) says secret. The "host" is this
+/// machine behind a stand-in ssh that runs the remote line with `sh`
+/// (what sshd does): `input` is then not observable, which shows the
+/// local probe was not used.
+#[tokio::test]
+async fn a_remote_password_prompt_is_secret_through_ssh() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmux = PrivateTmux::start();
+    let dir = std::env::temp_dir().join(format!("tmuxmcp-sh-ssh-{}", tmux.name));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ssh = dir.join("ssh");
+    std::fs::write(
+        &ssh,
+        "#!/bin/sh\neval \"line=\\${$#}\"\nexec sh -c \"$line\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let svc = tmux.service_with(&[
+        ("TMUX_MCP_HOSTS", "there=there"),
+        ("TMUX_MCP_SSH", ssh.to_str().unwrap()),
+    ]);
+    let socket = format!("there:{}", tmux.name);
+    let (pane, pid) = bash_at_prompt(&tmux).await;
+    let args = |states: Value, timeout: u64| json!({"pane_id": pane, "socket_name": socket, "states": states, "timeout": timeout});
+
+    let entry = wait_state(&svc, args(json!(["prompt"]), 10)).await;
+    assert_eq!(entry["state"], "prompt", "{entry}");
+    assert_eq!(
+        entry["observable_states"],
+        json!(["prompt", "secret", "exited", "idle", "bell"]),
+        "{entry}"
+    );
+    let wait = armed(&svc, args(json!(["secret"]), 10)).await;
+    type_line(&tmux, &pane, GETPASS);
+    let asked = finish(wait).await;
+    assert_eq!(
+        (&asked["state"], &asked["foreground_command"]),
+        (&json!("secret"), &json!("python3")),
+        "{asked}"
+    );
+    assert_eq!(
+        asked["foreground_pid"],
+        Value::Null,
+        "not this machine's pid"
+    );
+    tmux.cmd(&["send-keys", "-t", &pane, "C-c"]);
+    until(pid, Activity::Prompt).await;
+    // A plain read is not secret (and, remotely, not told from running).
+    type_line(&tmux, &pane, "cat");
+    until_in(pid, Activity::Input, Some("cat")).await;
+    let cat = wait_state(&svc, args(json!(["secret", "prompt"]), 1)).await;
+    assert_eq!(
+        (&cat["state"], &cat["activity"]),
+        (&json!("timeout"), &json!("running")),
+        "{cat}"
+    );
+    tmux.cmd(&["send-keys", "-t", &pane, "C-c"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

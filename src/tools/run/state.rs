@@ -39,6 +39,7 @@ pub(super) async fn await_shell(watch: &mut Watch, target: &Target) -> ToolResul
     while !is_shell(&watch.command) {
         let left = deadline.saturating_duration_since(Instant::now());
         let reading = watch.pid != 0
+            && target.hub.local_socket().is_some()
             && matches!(
                 process::probe(watch.pid).activity,
                 Activity::Input | Activity::Secret
@@ -97,7 +98,9 @@ pub(super) async fn after_timeout(
     watch: &Watch,
     live: bool,
 ) -> (PaneState, String) {
-    let probe = (watch.pid != 0).then(|| process::probe(watch.pid));
+    // A remote pane's pid is not this machine's: tmux's view only.
+    let local = target.hub.local_socket().is_some();
+    let probe = (local && watch.pid != 0).then(|| process::probe(watch.pid));
     let (activity, foreground) = match probe {
         Some(p) => (Some(p.activity), p.foreground_command),
         None => (None, None),

@@ -23,6 +23,13 @@
 //! `default-shell` there is the prompt, anything else runs, and `input` is
 //! not in `observable_states`.
 //!
+//! A pane on another host (`socket_name` `HOST:NAME`) has a pid that is
+//! not this machine's: no local probe and no pidfd. tmux's view stands
+//! in as above, and the pane's terminal is read there with `stty` over
+//! the host's shared ssh connection ([`crate::tmux::ssh`]): echo off in
+//! line mode is `secret`. Whether a program waits for input is not known
+//! there (`input` is not in `observable_states`).
+//!
 //! `bell` comes from the pane's own output stream (see
 //! [`crate::panes::bell`]); `idle` counts silence from the call's start
 //! (what the pane printed before is not timed).
@@ -326,17 +333,32 @@ async fn probe_pane(prober: &mut Option<Prober>) -> Probe {
     }
 }
 
-/// Where the OS says nothing but that the process lives (no `/proc`),
-/// what tmux says: the foreground command (`pane_current_command`) is the
-/// pane's shell (`default-shell`) at a prompt, anything else runs.
+/// Where the OS says nothing but that the process lives (no `/proc`, or
+/// a pane on another host), what tmux says: the foreground command
+/// (`pane_current_command`) is the pane's shell (`default-shell`) at a
+/// prompt, anything else runs. On another host, the pane's terminal read
+/// there (`stty` over the same ssh connection) tells a password prompt.
 async fn with_tmux_command(target: &Target, id: PaneId, probe: Probe) -> Probe {
     if probe.observable != process::OBSERVE_EXITED || probe.activity == Activity::Exited {
         return probe;
     }
-    match pane_now(target, id).await {
-        Ok(Some(now)) => from_command(&now.command, &now.shell),
-        _ => probe,
+    let Ok(Some(now)) = pane_now(target, id).await else {
+        return probe;
+    };
+    if now.dead {
+        return Probe::exited();
     }
+    let mut probe = from_command(&now.command, &now.shell);
+    if let Some(host) = target.hub.ssh_host().filter(|_| !now.tty.is_empty()) {
+        let timeout = target.hub.limits().tmux_command_timeout;
+        if let Ok(Some(mode)) = host.terminal_mode(&now.tty, timeout).await {
+            probe.observable = process::OBSERVE_REMOTE;
+            if mode.is_secret() {
+                probe.activity = Activity::Secret;
+            }
+        }
+    }
+    probe
 }
 
 /// The activity tmux's view gives: `command` is the foreground process's
@@ -380,6 +402,8 @@ struct Waiter {
     /// The pane's process, and its prober (`None` once dead).
     pid: u32,
     prober: Option<Prober>,
+    /// The pane is on another host: its pid is not this machine's.
+    remote: bool,
     pane_exit: Option<ExitWatch>,
     /// The foreground process (when it is not the pane's) and its end.
     fg_exit: Option<(u32, ExitWatch)>,
@@ -404,10 +428,19 @@ impl Waiter {
         };
         let pid = watch.pid;
         let dead = watch.dead_at_start;
+        let remote = target.hub.local_socket().is_none();
         // Watch for the end before the first look, so an end in between counts.
-        let pane_exit = if dead { None } else { ExitWatch::new(pid) };
-        let mut prober = (!dead && pid != 0).then(|| Prober::new(pid));
-        let entry = probe_pane(&mut prober).await;
+        let pane_exit = if dead || remote {
+            None
+        } else {
+            ExitWatch::new(pid)
+        };
+        let mut prober = (!dead && !remote && pid != 0).then(|| Prober::new(pid));
+        let entry = if remote && !dead {
+            Probe::unobserved()
+        } else {
+            probe_pane(&mut prober).await
+        };
         let entry = with_tmux_command(target, watch.id, entry).await;
         let fg_exit = foreground_watch(None, &entry, pid);
         let mut tracker = Tracker::new(wanted, idle, started, entry);
@@ -418,6 +451,7 @@ impl Waiter {
             tracker,
             pid,
             prober,
+            remote,
             pane_exit,
             fg_exit,
         })
@@ -446,7 +480,11 @@ impl Waiter {
     }
 
     async fn probe(&mut self, target: &Target, now: Instant) {
-        let probe = probe_pane(&mut self.prober).await;
+        let probe = if self.remote {
+            Probe::unobserved()
+        } else {
+            probe_pane(&mut self.prober).await
+        };
         let probe = with_tmux_command(target, self.watch.id, probe).await;
         self.fg_exit = foreground_watch(self.fg_exit.take(), &probe, self.pid);
         self.tracker.probed(probe, now);
