@@ -27,6 +27,14 @@
 //!   shells that read every command line that way (dash, ash, ksh: see
 //!   [`CANONICAL_PROMPT_SHELLS`]), where it is their prompt.
 //! - No `/proc/<pane_pid>` (or a zombie): [`Activity::Exited`].
+//! - Input read in canonical mode with echo off (`ICANON` set, `ECHO`
+//!   clear in the same `tcgetattr`) is a password prompt: `getpass()`,
+//!   `read -s`, sudo, ssh, su, gpg's tty pinentry. That is
+//!   [`Activity::Secret`]. Only the terminal's settings are read (never
+//!   its data), from a descriptor opened `O_RDONLY|O_NOCTTY|O_NONBLOCK`;
+//!   an `O_PATH` descriptor is refused by the terminal ioctls (`EBADF`),
+//!   so it will not do. A program in raw mode (a REPL, an editor) has echo
+//!   off too, but reads keys, not a line: that stays input.
 //!
 //! A process's end is also an event: [`ExitWatch`] (a pidfd) wakes a
 //! waiter when it happens, so nobody re-probes to notice it.
@@ -35,7 +43,8 @@
 //! `ptrace_may_access` read check; Yama's `ptrace_scope` only restricts
 //! attaching, so a same-user read works) and on kernels built without
 //! `CONFIG_KALLSYMS`; then input cannot be told, and [`Probe::observable`]
-//! leaves `"input"` out.
+//! leaves `"input"` (and `"secret"`) out. A terminal that cannot be opened
+//! (another user's) leaves `"secret"` out.
 //!
 //! # Limits (documented, not guessed around)
 //!
@@ -65,6 +74,9 @@ pub enum Activity {
     Prompt,
     /// The foreground command is blocked reading the terminal.
     Input,
+    /// The foreground command is blocked reading a line the terminal does
+    /// not echo: a password prompt.
+    Secret,
     /// A foreground command is doing something else.
     Running,
     /// The pane's process is gone.
@@ -72,11 +84,13 @@ pub enum Activity {
 }
 
 impl Activity {
-    /// The name results use: `prompt`, `input`, `running`, `exited`.
+    /// The name results use: `prompt`, `input`, `secret`, `running`,
+    /// `exited`.
     pub fn as_str(self) -> &'static str {
         match self {
             Activity::Prompt => "prompt",
             Activity::Input => "input",
+            Activity::Secret => "secret",
             Activity::Running => "running",
             Activity::Exited => "exited",
         }
@@ -97,8 +111,11 @@ pub struct Probe {
     pub observable: &'static [&'static str],
 }
 
-/// Everything a full `/proc` with readable wait channels tells.
-pub const OBSERVE_ALL: &[&str] = &["prompt", "input", "running", "exited"];
+/// Everything a full `/proc` with readable wait channels and a readable
+/// terminal tells.
+pub const OBSERVE_ALL: &[&str] = &["prompt", "input", "secret", "running", "exited"];
+/// Readable wait channels, but the terminal's settings could not be read.
+pub const OBSERVE_NO_SECRET: &[&str] = &["prompt", "input", "running", "exited"];
 /// `/proc` without readable wait channels.
 pub const OBSERVE_NO_INPUT: &[&str] = &["prompt", "running", "exited"];
 /// No `/proc`: only whether the process exists.
@@ -106,6 +123,10 @@ pub const OBSERVE_EXITED: &[&str] = &["exited"];
 /// No `/proc`, but the caller asked the terminal's owner (tmux's
 /// `pane_current_command`) which command holds the foreground.
 pub const OBSERVE_COMMAND: &[&str] = &["prompt", "running", "exited"];
+/// A pane on another host: tmux's foreground command, and the terminal's
+/// settings read there (`stty`, see [`parse_stty`]); whether a program
+/// waits for input is not known, so `secret` is echo off in line mode.
+pub const OBSERVE_REMOTE: &[&str] = &["prompt", "secret", "running", "exited"];
 
 /// Shells that read every command line in canonical mode (no line
 /// editor), so a terminal read there is their prompt, not `read`.
@@ -114,6 +135,18 @@ pub const CANONICAL_PROMPT_SHELLS: &[&[u8]] = &[
 ];
 
 impl Probe {
+    /// A process this machine cannot look at (it runs on another host):
+    /// running, as far as is known; only that it exists is not even known,
+    /// so the caller asks the terminal's owner (tmux) instead.
+    pub fn unobserved() -> Probe {
+        Probe {
+            activity: Activity::Running,
+            foreground_pid: None,
+            foreground_command: None,
+            observable: OBSERVE_EXITED,
+        }
+    }
+
     /// What a probe of a process that is gone answers.
     pub fn exited() -> Probe {
         Probe {
@@ -327,6 +360,50 @@ pub struct Facts {
     pub foreground: Vec<Member>,
     /// Whether the terminal is in canonical mode (`None`: unknown).
     pub canonical: Option<bool>,
+    /// Whether the terminal echoes what is typed (`None`: unknown).
+    pub echo: Option<bool>,
+}
+
+/// The two terminal settings a probe reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TermMode {
+    /// `ICANON`: input is read a line at a time.
+    pub canonical: bool,
+    /// `ECHO`: what is typed is shown.
+    pub echo: bool,
+}
+
+impl TermMode {
+    /// A line read without echo: what password prompts set.
+    pub fn is_secret(self) -> bool {
+        self.canonical && !self.echo
+    }
+}
+
+/// Reads `ICANON` and `ECHO` from the output of `stty -a` (GNU, BSD and
+/// busybox all print the local flags as words, `-` before a flag that is
+/// off: `icanon`, `-echo`). `None` unless both are found. For a terminal
+/// on another machine, read there over the same ssh connection.
+pub fn parse_stty(out: &[u8]) -> Option<TermMode> {
+    let (mut canonical, mut echo) = (None, None);
+    let words = out
+        .split(|b| b.is_ascii_whitespace() || *b == b';')
+        .filter(|w| !w.is_empty());
+    for word in words {
+        let (on, flag) = match word.strip_prefix(b"-") {
+            Some(flag) => (false, flag),
+            None => (true, word),
+        };
+        match flag {
+            b"icanon" => canonical = Some(on),
+            b"echo" => echo = Some(on),
+            _ => {}
+        }
+    }
+    Some(TermMode {
+        canonical: canonical?,
+        echo: echo?,
+    })
 }
 
 /// Applies the rules of the module documentation to `facts`.
@@ -346,7 +423,7 @@ pub fn judge(facts: &Facts) -> Probe {
         let busy = !shell.waits.iter().any(at_line);
         let foreground = shell.stat.tpgid == shell.stat.pgrp;
         let activity = match (foreground, reading, busy) {
-            (true, true, _) => Activity::Input,
+            (true, true, _) => input(facts),
             (true, false, false) => Activity::Prompt,
             // Busy, or a foreground group with no member found (it just
             // ended).
@@ -356,7 +433,7 @@ pub fn judge(facts: &Facts) -> Probe {
             activity,
             foreground_pid: foreground.then_some(shell.stat.pid),
             foreground_command: if foreground { name(shell) } else { None },
-            observable: observable(hidden(shell)),
+            observable: observable(hidden(shell), facts.echo.is_some()),
         };
     }
     let reader = facts.foreground.iter().find(|m| wants_input(m, raw));
@@ -367,14 +444,15 @@ pub fn judge(facts: &Facts) -> Probe {
         .unwrap_or(&facts.foreground[0]);
     let shown = reader.unwrap_or(leader);
     Probe {
-        activity: if reader.is_some() {
-            Activity::Input
-        } else {
-            Activity::Running
+        activity: match reader {
+            // Read a line, not keys under poll: only that can be secret.
+            Some(m) if m.waits.contains(&Wait::TtyRead) => input(facts),
+            Some(_) => Activity::Input,
+            None => Activity::Running,
         },
         foreground_pid: Some(shown.stat.pid),
         foreground_command: name(shown),
-        observable: observable(facts.foreground.iter().any(hidden)),
+        observable: observable(facts.foreground.iter().any(hidden), facts.echo.is_some()),
     }
 }
 
@@ -384,11 +462,21 @@ fn wants_input(m: &Member, raw: bool) -> bool {
     m.waits.contains(&Wait::TtyRead) || (raw && m.waits.contains(&Wait::Poll))
 }
 
-fn observable(hidden: bool) -> &'static [&'static str] {
-    if hidden {
-        OBSERVE_NO_INPUT
+/// A terminal read: a secret one when the terminal is in canonical mode
+/// with echo off.
+fn input(facts: &Facts) -> Activity {
+    if facts.canonical == Some(true) && facts.echo == Some(false) {
+        Activity::Secret
     } else {
-        OBSERVE_ALL
+        Activity::Input
+    }
+}
+
+fn observable(hidden: bool, mode_known: bool) -> &'static [&'static str] {
+    match (hidden, mode_known) {
+        (true, _) => OBSERVE_NO_INPUT,
+        (false, false) => OBSERVE_NO_SECRET,
+        (false, true) => OBSERVE_ALL,
     }
 }
 
@@ -403,11 +491,33 @@ pub fn tty_path(tty_nr: i32) -> Option<std::path::PathBuf> {
         .then(|| format!("/dev/pts/{}", (major - 136) * 256 + minor).into())
 }
 
+/// The settings of the terminal at `path`. Opened read-only,
+/// non-blocking, never as a controlling terminal; nothing is read from
+/// it or written to it.
+pub fn terminal_mode(path: &std::path::Path) -> Option<TermMode> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+    // SAFETY: termios is plain data; tcgetattr fills it or fails, and
+    // fd stays open for the call (file is dropped after).
+    let mut termios: libc::termios = unsafe { std::mem::zeroed() };
+    if unsafe { libc::tcgetattr(fd, &mut termios) } != 0 {
+        return None;
+    }
+    Some(TermMode {
+        canonical: termios.c_lflag & libc::ICANON != 0,
+        echo: termios.c_lflag & libc::ECHO != 0,
+    })
+}
+
 #[cfg(target_os = "linux")]
 mod imp {
     use super::*;
     use std::fs;
-    use std::os::unix::fs::OpenOptionsExt;
 
     /// At most this many processes of the foreground group, and threads
     /// of each, are looked at (a bound on one probe's reads).
@@ -423,7 +533,8 @@ mod imp {
         if matches!(stat.state, b'Z' | b'X') {
             return Probe::exited();
         }
-        let canonical = tty_path(stat.tty_nr).and_then(|p| canonical_mode(&p));
+        let mode = tty_path(stat.tty_nr).and_then(|p| terminal_mode(&p));
+        let canonical = mode.map(|m| m.canonical);
         let foreground = if stat.tpgid > 0 && stat.tpgid != stat.pgrp {
             members(stat.tpgid, stat.tty_nr, canonical == Some(false), cache)
         } else {
@@ -434,6 +545,7 @@ mod imp {
             shell,
             foreground,
             canonical,
+            echo: mode.map(|m| m.echo),
         })
     }
 
@@ -559,24 +671,6 @@ mod imp {
         };
         Some(ExitWatch { fd: fd.ok()? })
     }
-
-    /// Whether the terminal at `path` is in canonical (line) mode. Opened
-    /// read-only, non-blocking, never as a controlling terminal.
-    fn canonical_mode(path: &std::path::Path) -> Option<bool> {
-        let file = fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
-            .open(path)
-            .ok()?;
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
-        // SAFETY: termios is plain data; tcgetattr fills it or fails, and
-        // fd stays open for the call (file is dropped after).
-        let mut termios: libc::termios = unsafe { std::mem::zeroed() };
-        if unsafe { libc::tcgetattr(fd, &mut termios) } != 0 {
-            return None;
-        }
-        Some(termios.c_lflag & libc::ICANON != 0)
-    }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -694,6 +788,7 @@ mod tests {
                 })
                 .collect(),
             canonical: Some(canonical),
+            echo: Some(true),
         }
     }
 
@@ -828,5 +923,258 @@ mod tests {
         assert_eq!(tty_path(big).unwrap().to_str(), Some("/dev/pts/258"));
         assert_eq!(tty_path(0), None);
         assert_eq!(tty_path(4 << 8), None);
+    }
+
+    fn with_echo(mut f: Facts, echo: Option<bool>) -> Facts {
+        f.echo = echo;
+        f
+    }
+
+    #[test]
+    fn a_line_read_without_echo_is_secret() {
+        use Activity::*;
+        // `read -s` in bash: the shell reads a canonical line, echo off.
+        let read_s = facts(("bash", Wait::TtyRead, 100), &[], true);
+        assert_eq!(
+            judge(&with_echo(read_s.clone(), Some(false))).activity,
+            Secret
+        );
+        assert_eq!(
+            judge(&with_echo(read_s.clone(), Some(true))).activity,
+            Input
+        );
+        // Settings unknown: input, and secret is not observable.
+        let unknown = judge(&with_echo(read_s, None));
+        assert_eq!(unknown.activity, Input);
+        assert_eq!(unknown.observable, OBSERVE_NO_SECRET);
+        // getpass() in a foreground python3.
+        let getpass = facts(
+            ("bash", Wait::Other, 200),
+            &[(200, "python3", &[Wait::TtyRead])],
+            true,
+        );
+        let p = judge(&with_echo(getpass, Some(false)));
+        assert_eq!((p.activity, p.observable), (Secret, OBSERVE_ALL));
+        // A REPL in raw mode has echo off too, but reads keys: input.
+        let repl = facts(
+            ("bash", Wait::Other, 200),
+            &[(200, "python3", &[Wait::Poll])],
+            false,
+        );
+        assert_eq!(judge(&with_echo(repl, Some(false))).activity, Input);
+        // zsh edits its prompt in raw mode with echo off: a prompt.
+        let zsh = facts(("zsh", Wait::TtyRead, 100), &[], false);
+        assert_eq!(judge(&with_echo(zsh, Some(false))).activity, Prompt);
+        // Echo off while nothing reads (`stty -echo; sleep 9`): running.
+        let sleep = facts(
+            ("bash", Wait::Other, 200),
+            &[(200, "sleep", &[Wait::Other])],
+            true,
+        );
+        assert_eq!(judge(&with_echo(sleep, Some(false))).activity, Running);
+        // dash reads its prompt as a canonical line: with echo off it is
+        // still its prompt (dash's `read` has no -s).
+        let dash = facts(("dash", Wait::TtyRead, 100), &[], true);
+        assert_eq!(judge(&with_echo(dash, Some(false))).activity, Prompt);
+    }
+
+    #[test]
+    fn stty_output_gives_icanon_and_echo() {
+        // GNU coreutils 9 (`stty -a`), echo off as getpass leaves it.
+        let gnu = b"speed 38400 baud; rows 24; columns 80; line = 0;\n\
+            intr = ^C; quit = ^\\; erase = ^?; kill = ^U; eof = ^D;\n\
+            -parenb -parodd -cmspar cs8 -hupcl -cstopb cread -clocal -crtscts\n\
+            isig icanon iexten -echo echoe echok -echonl -noflsh -xcase -tostop -echoprt\n\
+            echoctl echoke -flusho -extproc\n";
+        assert_eq!(
+            parse_stty(gnu),
+            Some(TermMode {
+                canonical: true,
+                echo: false
+            })
+        );
+        assert!(parse_stty(gnu).unwrap().is_secret());
+        // BSD / macOS: `lflags:` on one line, flags in any order.
+        let bsd = b"speed 9600 baud; 24 rows; 80 columns;\n\
+            lflags: -icanon isig iexten echo echoe -echok echoke -echonl echoctl\n";
+        let mode = parse_stty(bsd).unwrap();
+        assert_eq!((mode.canonical, mode.echo), (false, true));
+        assert!(!mode.is_secret());
+        // echoe, echok, echonl are other flags, not echo.
+        assert_eq!(parse_stty(b"icanon -echoe echok"), None);
+        assert_eq!(parse_stty(b"stty: /dev/pts/9: No such file"), None);
+        assert_eq!(parse_stty(b""), None);
+        assert_eq!(parse_stty(&[0xff, b'-', b' ', b'\n']), None);
+    }
+
+    /// A pty of our own: the master and the slave's path. The master is
+    /// kept open (the slave would hang up) and never read or written.
+    #[cfg(target_os = "linux")]
+    fn pty() -> (
+        std::os::fd::OwnedFd,
+        std::os::fd::OwnedFd,
+        std::path::PathBuf,
+    ) {
+        use std::os::fd::FromRawFd;
+        let (mut master, mut slave) = (-1, -1);
+        // SAFETY: openpty writes two descriptors; the name, termios and
+        // window size are optional (null).
+        let rc = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+        // SAFETY: both were just opened for us.
+        let (master, slave) =
+            unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+        let path = std::fs::read_link(format!("/proc/self/fd/{}", slave.as_raw_fd()))
+            .expect("the slave's path");
+        (master, slave, path)
+    }
+
+    #[cfg(target_os = "linux")]
+    use std::os::fd::{AsRawFd, OwnedFd};
+
+    #[cfg(target_os = "linux")]
+    fn set_lflag(fd: &OwnedFd, on: libc::tcflag_t, off: libc::tcflag_t) {
+        // SAFETY: termios is plain data, filled by tcgetattr on an open fd.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::tcgetattr(fd.as_raw_fd(), &mut t) }, 0);
+        t.c_lflag = (t.c_lflag | on) & !off;
+        assert_eq!(
+            unsafe { libc::tcsetattr(fd.as_raw_fd(), libc::TCSANOW, &t) },
+            0
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_real_pty_reads_as_echoing_or_secret() {
+        let (_master, slave, path) = pty();
+        let mode = |p| terminal_mode(p).expect("tcgetattr on the slave");
+        // A new pty: canonical, echoing.
+        assert_eq!(
+            mode(&path),
+            TermMode {
+                canonical: true,
+                echo: true
+            }
+        );
+        // What getpass and `read -s` do: echo off, line mode kept.
+        set_lflag(&slave, 0, libc::ECHO);
+        assert!(mode(&path).is_secret());
+        // Raw mode (a REPL, an editor): echo off, but no line.
+        set_lflag(&slave, 0, libc::ICANON);
+        assert_eq!(
+            mode(&path),
+            TermMode {
+                canonical: false,
+                echo: false
+            }
+        );
+        set_lflag(&slave, libc::ICANON | libc::ECHO, 0);
+        assert!(!mode(&path).is_secret());
+        assert_eq!(terminal_mode(std::path::Path::new("/dev/null")), None);
+        assert_eq!(
+            terminal_mode(std::path::Path::new("/nonexistent/pts/9")),
+            None
+        );
+    }
+
+    /// Why the terminal is opened for reading: an `O_PATH` descriptor is
+    /// refused by the terminal ioctls.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_o_path_descriptor_cannot_read_terminal_settings() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let (_master, _slave, path) = pty();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_NOCTTY)
+            .open(&path)
+            .expect("O_PATH open");
+        // SAFETY: as in terminal_mode.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        let rc = unsafe { libc::tcgetattr(file.as_raw_fd(), &mut t) };
+        let err = std::io::Error::last_os_error().raw_os_error();
+        assert_eq!((rc, err), (-1, Some(libc::EBADF)));
+    }
+
+    /// A program in its own session on a pty of ours, that pty its
+    /// controlling terminal (as a pane's shell has its pane's).
+    #[cfg(target_os = "linux")]
+    fn on_pty(slave: &OwnedFd, argv: &[&str]) -> std::process::Child {
+        use std::os::unix::process::CommandExt;
+        let fd = slave.as_raw_fd();
+        let stdio = || std::process::Stdio::from(slave.try_clone().expect("dup"));
+        let mut command = std::process::Command::new(argv[0]);
+        command
+            .args(&argv[1..])
+            .stdin(stdio())
+            .stdout(stdio())
+            .stderr(stdio());
+        // SAFETY: setsid and ioctl are async-signal-safe.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::setsid() < 0 || libc::ioctl(fd, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        command.spawn().expect("spawn on the pty")
+    }
+
+    /// Probes `pid` until it is seen reading the terminal (bounded), then
+    /// once more (the first look may have read the settings just before
+    /// the program changed them), and says what that look saw.
+    #[cfg(target_os = "linux")]
+    fn reading(pid: u32) -> Activity {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        let mut prober = Prober::new(pid);
+        loop {
+            let p = prober.probe();
+            if matches!(p.activity, Activity::Input | Activity::Secret) {
+                return prober.probe().activity;
+            }
+            if std::time::Instant::now() > deadline {
+                return p.activity;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn getpass_and_read_s_on_a_real_pty_are_secret_and_read_is_not() {
+        let have = |p: &str| {
+            std::process::Command::new(p)
+                .arg("-c")
+                .arg("")
+                .output()
+                .is_ok()
+        };
+        let mut cases: Vec<(Vec<&str>, Activity)> = Vec::new();
+        if have("python3") {
+            cases.push((
+                vec!["python3", "-c", "import getpass; getpass.getpass()"],
+                Activity::Secret,
+            ));
+        }
+        cases.push((vec!["bash", "-c", "read -s x"], Activity::Secret));
+        cases.push((vec!["bash", "-c", "read x"], Activity::Input));
+        for (argv, want) in cases {
+            let (_master, slave, _) = pty();
+            let mut child = on_pty(&slave, &argv);
+            let got = reading(child.id());
+            let _ = child.kill();
+            let _ = child.wait();
+            assert_eq!(got, want, "{argv:?}");
+        }
     }
 }

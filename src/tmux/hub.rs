@@ -62,7 +62,7 @@ use super::door::Door;
 use super::oneshot::OneShot;
 use super::output::Notices;
 use super::socket::{Address, Remote};
-use super::ssh::SshTransport;
+use super::ssh::{SshHost, SshTransport};
 use super::version::{Features, Version};
 use super::{Command, PaneId, SessionId, TmuxError};
 use crate::config::Limits;
@@ -212,6 +212,14 @@ impl Hub {
 
     pub fn address(&self) -> &Address {
         &self.address
+    }
+
+    /// The host a remote server runs on (its shared ssh connection).
+    pub fn ssh_host(&self) -> Option<&Arc<SshHost>> {
+        match &self.oneshot {
+            OneShot::Ssh(ssh) => Some(&ssh.host),
+            OneShot::Local(_) => None,
+        }
     }
 
     /// The socket path, for a server on this machine.

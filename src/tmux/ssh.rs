@@ -32,6 +32,7 @@ use super::command::UnsendableArg;
 use super::connection::{Pipe, Transport};
 use super::hosts::Host;
 use super::{SessionId, TmuxError};
+use crate::process::{TermMode, parse_stty};
 
 /// How long an idle master connection outlives its last client.
 const CONTROL_PERSIST: Duration = Duration::from_secs(300);
@@ -222,6 +223,36 @@ impl SshHost {
             .collect())
     }
 
+    /// The settings (`ICANON`, `ECHO`) of the terminal `tty` on the host
+    /// (tmux's `pane_tty` there), read by `stty -a` over the host's shared
+    /// connection: the terminal is opened as stty's input, read-only, and
+    /// only its settings are read, never its data. `None` when stty could
+    /// not tell (no such terminal, or another user's).
+    pub async fn terminal_mode(
+        &self,
+        tty: &str,
+        timeout: Duration,
+    ) -> Result<Option<TermMode>, TmuxError> {
+        let done = self
+            .run(
+                &[
+                    OsStr::new("sh"),
+                    OsStr::new("-c"),
+                    OsStr::new(STTY),
+                    OsStr::new("sh"),
+                    OsStr::new(tty),
+                ],
+                timeout,
+                None,
+            )
+            .await?;
+        Ok(done
+            .status
+            .success()
+            .then(|| parse_stty(&done.stdout))
+            .flatten())
+    }
+
     /// Asks the host's master connection to exit (bounded), if one was
     /// ever started.
     pub async fn close(&self) {
@@ -237,6 +268,10 @@ impl SshHost {
         let _ = tokio::time::timeout(Duration::from_secs(2), exit.status()).await;
     }
 }
+
+/// `stty -a` on the terminal named by `$1` (`-F` is GNU's alone; a
+/// redirection works with every stty).
+const STTY: &str = r#"exec stty -a < "$1""#;
 
 /// Lists the sockets where tmux keeps them, as tmux computes the directory.
 const LIST_SOCKETS: &str = r#"d="${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)"; for s in "$d"/*; do [ -S "$s" ] && printf '%s\n' "${s##*/}"; done; true"#;
@@ -403,5 +438,80 @@ mod tests {
     fn the_remote_line_is_one_quoted_word_each() {
         let line = remote_line(&[OsStr::new("tmux"), OsStr::new("-L"), OsStr::new("a b")]);
         assert_eq!(line.unwrap(), b"'tmux' '-L' 'a b'");
+    }
+
+    /// A pty of our own (master kept open, never read or written): the
+    /// slave, and its path.
+    fn pty() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd, String) {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        let (mut master, mut slave) = (-1, -1);
+        // SAFETY: openpty writes two descriptors; the rest may be null.
+        let rc = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(rc, 0, "openpty");
+        // SAFETY: both were just opened for us.
+        let (master, slave) =
+            unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+        // SAFETY: a zeroed buffer of the right size for ttyname_r.
+        let mut name = [0u8; 128];
+        let rc =
+            unsafe { libc::ttyname_r(slave.as_raw_fd(), name.as_mut_ptr().cast(), name.len()) };
+        assert_eq!(rc, 0, "ttyname_r");
+        let end = name.iter().position(|b| *b == 0).unwrap();
+        (
+            master,
+            slave,
+            String::from_utf8(name[..end].to_vec()).unwrap(),
+        )
+    }
+
+    /// The remote terminal's settings, through a stand-in ssh that runs the
+    /// remote line with `sh` here (what sshd does there): the line is
+    /// quoted, stty reads the pty, and echo off with icanon on is secret.
+    #[tokio::test]
+    async fn a_remote_terminal_mode_is_read_with_stty() {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("tmuxmcp-fake-ssh-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let program = dir.join("ssh");
+        std::fs::write(
+            &program,
+            "#!/bin/sh\neval \"line=\\${$#}\"\nexec sh -c \"$line\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let ssh = Ssh::new(program, Duration::from_secs(5));
+        let host = SshHost::new(
+            ssh,
+            Host {
+                alias: "here".into(),
+                destination: "localhost".into(),
+            },
+        );
+        let (_master, slave, path) = pty();
+        let read = || host.terminal_mode(&path, Duration::from_secs(10));
+        let mode = read().await.expect("ran").expect("stty told");
+        assert!(mode.canonical && mode.echo && !mode.is_secret(), "{mode:?}");
+        // SAFETY: termios is plain data, filled by tcgetattr on an open fd.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::tcgetattr(slave.as_raw_fd(), &mut t) }, 0);
+        t.c_lflag &= !libc::ECHO;
+        assert_eq!(
+            unsafe { libc::tcsetattr(slave.as_raw_fd(), libc::TCSANOW, &t) },
+            0
+        );
+        let mode = read().await.expect("ran").expect("stty told");
+        assert!(mode.is_secret(), "{mode:?}");
+        let none = host.terminal_mode("/nonexistent/pts/9", Duration::from_secs(10));
+        assert_eq!(none.await.expect("ran"), None);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -5,7 +5,8 @@
 use serde_json::{Value, json};
 
 use crate::pane_clean_live::{at_prompt, shell_pane, transcript};
-use crate::support::{PrivateTmux, err, ok, shell_installed};
+use crate::support::{BOUND, PrivateTmux, err, ok, shell_installed};
+use tmux_mcp::process::{self, Activity};
 
 /// Each shell by the name tmux reports, with a one-character prompt and
 /// no user config.
@@ -185,5 +186,58 @@ async fn a_timeout_says_what_the_pane_is_doing() {
             assert!(subshell || got.1.contains("`sleep`"), "{shell}: {r}");
             tmux.cmd(&["send-keys", "-t", &pane, "C-c", ""]);
         }
+    }
+}
+
+/// A command that stops at a password prompt did not end: pane_state says
+/// `secret` (a line read with echo off), in the subshell and in the live
+/// shell; a plain `read` stays `input`.
+#[tokio::test]
+async fn a_password_prompt_is_secret_on_timeout() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let (_, start) = SHELLS[0];
+    let pane = shell_pane(&tmux, "bash", start).await;
+    let pid: u32 = tmux
+        .cmd(&["display-message", "-p", "-t", &pane, "#{pane_pid}"])
+        .trim()
+        .parse()
+        .expect("a pid");
+    let run = |command: &str, subshell: bool| json!({"pane_id": pane, "command": command, "timeout": 2.0, "in_subshell": subshell});
+    let cases = [
+        (
+            "python3 -c 'import getpass; getpass.getpass()'",
+            true,
+            "secret",
+        ),
+        ("read -r -s pw", true, "secret"),
+        ("read -r -s pw", false, "secret"),
+        ("read -r reply", false, "input"),
+    ];
+    for (command, subshell, want) in cases {
+        let r = ok(&svc, "run_command", run(command, subshell)).await;
+        assert_eq!(
+            (&r["timed_out"], &r["pane_state"]),
+            (&json!(true), &json!(want)),
+            "{command} subshell={subshell}: {r}"
+        );
+        let note = r["note"].as_str().unwrap();
+        assert_eq!(note.contains("password"), want == "secret", "{r}");
+        tmux.cmd(&["send-keys", "-t", &pane, "answer", "Enter"]);
+        // The shell back at its prompt before anything is typed: python's
+        // getpass restores the terminal with TCSAFLUSH, which drops what
+        // was typed meanwhile (and a subshell is a `bash` to tmux).
+        let deadline = std::time::Instant::now() + BOUND;
+        while process::probe(pid).activity != Activity::Prompt {
+            assert!(std::time::Instant::now() < deadline, "{command}: no prompt");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let r = ok(
+            &svc,
+            "run_command",
+            json!({"pane_id": pane, "command": "true", "timeout": 10}),
+        )
+        .await;
+        assert_eq!(r["exit_status"], 0, "{command}: the pane is back: {r}");
     }
 }

@@ -167,6 +167,36 @@ async fn probe_sees_dash_at_its_prompt() {
     until(pid, Activity::Prompt).await;
 }
 
+/// A password prompt (a line read with echo off) is `secret`: getpass()
+/// in a foreground program and `read -s` in the shell itself; a plain
+/// `read` stays input, looked at again once it is seen reading.
+#[tokio::test]
+async fn probe_tells_a_password_prompt_from_a_question() {
+    let tmux = PrivateTmux::start();
+    let (pane, pid) = bash_at_prompt(&tmux).await;
+    type_line(&tmux, &pane, GETPASS);
+    let getpass = until_in(pid, Activity::Secret, Some("python3")).await;
+    assert_ne!(getpass.foreground_pid, Some(pid));
+    assert_eq!(getpass.observable, process::OBSERVE_ALL);
+    tmux.cmd(&["send-keys", "-t", &pane, "C-c"]);
+    until(pid, Activity::Prompt).await;
+
+    type_line(&tmux, &pane, "read -r -s pw");
+    let read_s = until(pid, Activity::Secret).await;
+    assert_eq!(read_s.foreground_pid, Some(pid));
+    type_line(&tmux, &pane, "hunter2");
+    until(pid, Activity::Prompt).await;
+
+    type_line(&tmux, &pane, "read -r reply");
+    until(pid, Activity::Input).await;
+    assert_eq!(process::probe(pid).activity, Activity::Input);
+    type_line(&tmux, &pane, "an answer");
+    until(pid, Activity::Prompt).await;
+}
+
+/// python's getpass: opens /dev/tty, turns echo off, reads a line.
+const GETPASS: &str = "python3 -c 'import getpass; getpass.getpass()'";
+
 // ---------------------------------------------------------------- the tool
 
 async fn wait_state(svc: &TmuxService, args: Value) -> Value {
@@ -193,7 +223,7 @@ async fn tool_states_in(shell: &str, comm: &str) {
     assert_eq!(entry["foreground_pid"], pid);
     assert_eq!(
         entry["observable_states"],
-        json!(["prompt", "input", "exited", "idle", "bell"])
+        json!(["prompt", "input", "secret", "exited", "idle", "bell"])
     );
     assert!(entry["elapsed_seconds"].as_f64().unwrap() < 5.0);
 
@@ -400,4 +430,135 @@ async fn a_wait_is_cancelled_at_once() {
     let result = ended.expect("ended in time").expect("no panic");
     let text = result.content[0]["text"].as_str().unwrap_or_default();
     assert!(result.is_error && text.contains("cancelled"), "{text}");
+}
+
+/// `secret` is a state of its own: armed before the prompt, true at
+/// entry, reported in activity; a plain `read` is input, never secret.
+#[tokio::test]
+async fn a_password_prompt_is_secret_and_a_question_is_input() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let (pane, _) = bash_at_prompt(&tmux).await;
+    let both = json!({"pane_id": pane, "states": ["input", "secret"], "timeout": 10});
+
+    let wait = armed(&svc, both.clone()).await;
+    type_line(&tmux, &pane, GETPASS);
+    let asked = finish(wait).await;
+    assert_eq!(
+        (
+            &asked["state"],
+            &asked["activity"],
+            &asked["foreground_command"]
+        ),
+        (&json!("secret"), &json!("secret"), &json!("python3")),
+        "{asked}"
+    );
+    let tail = asked["tail"].as_array().unwrap();
+    assert!(
+        tail.last().unwrap().as_str().unwrap().contains("Password:"),
+        "{asked}"
+    );
+    // True at entry, with every state wanted (the default).
+    let entry = wait_state(&svc, json!({"pane_id": pane, "timeout": 10})).await;
+    assert_eq!(entry["state"], "secret", "{entry}");
+    // Waiting for input only does not take a password prompt for one.
+    let input_only = json!({"pane_id": pane, "states": ["input"], "timeout": 1});
+    let not_input = wait_state(&svc, input_only).await;
+    assert_eq!(
+        (&not_input["state"], &not_input["activity"]),
+        (&json!("timeout"), &json!("secret")),
+        "{not_input}"
+    );
+    tmux.cmd(&["send-keys", "-t", &pane, "C-c"]);
+
+    let wait = armed(
+        &svc,
+        json!({"pane_id": pane, "states": ["prompt"], "timeout": 10}),
+    )
+    .await;
+    let prompt = finish(wait).await;
+    assert_eq!(prompt["state"], "prompt", "{prompt}");
+
+    let wait = armed(&svc, both.clone()).await;
+    type_line(&tmux, &pane, "read -r -s -p 'pw: ' pw");
+    let read_s = finish(wait).await;
+    assert_eq!(read_s["state"], "secret", "{read_s}");
+    type_line(&tmux, &pane, "hunter2");
+
+    let wait = armed(
+        &svc,
+        json!({"pane_id": pane, "states": ["prompt"], "timeout": 10}),
+    )
+    .await;
+    finish(wait).await;
+    let wait = armed(&svc, both).await;
+    type_line(&tmux, &pane, "read -r -p 'name: ' reply");
+    let question = finish(wait).await;
+    assert_eq!(
+        (&question["state"], &question["activity"]),
+        (&json!("input"), &json!("input")),
+        "{question}"
+    );
+}
+
+/// A pane on another host: its pid is not this machine's, so no local
+/// probe runs; tmux says prompt or running, and the pane's terminal read
+/// there (`stty` over the host's ssh) says secret. The "host" is this
+/// machine behind a stand-in ssh that runs the remote line with `sh`
+/// (what sshd does): `input` is then not observable, which shows the
+/// local probe was not used.
+#[tokio::test]
+async fn a_remote_password_prompt_is_secret_through_ssh() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmux = PrivateTmux::start();
+    let dir = std::env::temp_dir().join(format!("tmuxmcp-sh-ssh-{}", tmux.name));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ssh = dir.join("ssh");
+    std::fs::write(
+        &ssh,
+        "#!/bin/sh\neval \"line=\\${$#}\"\nexec sh -c \"$line\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let svc = tmux.service_with(&[
+        ("TMUX_MCP_HOSTS", "there=there"),
+        ("TMUX_MCP_SSH", ssh.to_str().unwrap()),
+    ]);
+    let socket = format!("there:{}", tmux.name);
+    let (pane, pid) = bash_at_prompt(&tmux).await;
+    let args = |states: Value, timeout: u64| json!({"pane_id": pane, "socket_name": socket, "states": states, "timeout": timeout});
+
+    let entry = wait_state(&svc, args(json!(["prompt"]), 10)).await;
+    assert_eq!(entry["state"], "prompt", "{entry}");
+    assert_eq!(
+        entry["observable_states"],
+        json!(["prompt", "secret", "exited", "idle", "bell"]),
+        "{entry}"
+    );
+    let wait = armed(&svc, args(json!(["secret"]), 10)).await;
+    type_line(&tmux, &pane, GETPASS);
+    let asked = finish(wait).await;
+    assert_eq!(
+        (&asked["state"], &asked["foreground_command"]),
+        (&json!("secret"), &json!("python3")),
+        "{asked}"
+    );
+    assert_eq!(
+        asked["foreground_pid"],
+        Value::Null,
+        "not this machine's pid"
+    );
+    tmux.cmd(&["send-keys", "-t", &pane, "C-c"]);
+    until(pid, Activity::Prompt).await;
+    // A plain read is not secret (and, remotely, not told from running).
+    type_line(&tmux, &pane, "cat");
+    until_in(pid, Activity::Input, Some("cat")).await;
+    let cat = wait_state(&svc, args(json!(["secret", "prompt"]), 1)).await;
+    assert_eq!(
+        (&cat["state"], &cat["activity"]),
+        (&json!("timeout"), &json!("running")),
+        "{cat}"
+    );
+    tmux.cmd(&["send-keys", "-t", &pane, "C-c"]);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,6 +1,8 @@
 //! `wait_for_state`: wait until a pane needs the agent: its shell is back
 //! at the prompt, its program waits for input, its process exited, it has
-//! been quiet for `idle_ms`, or it rang the bell.
+//! been quiet for `idle_ms`, or it rang the bell; `secret` is a program
+//! waiting for a password (a line read with echo off, see
+//! [`crate::process`]), which `input` does not include.
 //!
 //! Event-driven like `wait_for_text`. The wait sleeps on the pane's change
 //! signal (output, gaps, structural events such as a closed window), on
@@ -20,6 +22,13 @@
 //! lives; then tmux's `pane_current_command` stands in: the pane's
 //! `default-shell` there is the prompt, anything else runs, and `input` is
 //! not in `observable_states`.
+//!
+//! A pane on another host (`socket_name` `HOST:NAME`) has a pid that is
+//! not this machine's: no local probe and no pidfd. tmux's view stands
+//! in as above, and the pane's terminal is read there with `stty` over
+//! the host's shared ssh connection ([`crate::tmux::ssh`]): echo off in
+//! line mode is `secret`. Whether a program waits for input is not known
+//! there (`input` is not in `observable_states`).
 //!
 //! `bell` comes from the pane's own output stream (see
 //! [`crate::panes::bell`]); `idle` counts silence from the call's start
@@ -50,7 +59,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
             "wait_for_state",
             Toolset::Inspect,
             "Wait For State",
-            "Wait until the pane is at a prompt, wants input, exited, is idle or rang the bell.",
+            "Wait until the pane: prompt, input, secret (password), exited, idle, bell.",
             READ,
             wait_for_state,
         )
@@ -82,12 +91,15 @@ pub enum PaneState {
     Idle,
     // The pane rang the bell.
     Bell,
+    // The foreground program waits for a password (echo off).
+    Secret,
 }
 
 /// Checked in this order: the first true one is reported.
-const ORDER: [PaneState; 5] = [
+const ORDER: [PaneState; 6] = [
     PaneState::Exited,
     PaneState::Bell,
+    PaneState::Secret,
     PaneState::Input,
     PaneState::Prompt,
     PaneState::Idle,
@@ -101,6 +113,7 @@ impl PaneState {
             PaneState::Exited => "exited",
             PaneState::Idle => "idle",
             PaneState::Bell => "bell",
+            PaneState::Secret => "secret",
         }
     }
 }
@@ -126,11 +139,11 @@ fn default_idle_ms() -> i64 {
 /// The outcome of `wait_for_state`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct WaitForStateResult {
-    /// 'prompt', 'input', 'exited', 'idle', 'bell' or 'timeout'.
+    /// 'prompt', 'input', 'secret', 'exited', 'idle', 'bell' or 'timeout'.
     pub state: String,
     /// True unless state is 'timeout'.
     pub found: bool,
-    /// What the pane's process was doing at the last look: 'prompt', 'input', 'running' or 'exited'.
+    /// What the pane's process was doing at the last look: 'prompt', 'input', 'secret', 'running' or 'exited'.
     pub activity: String,
     /// The foreground program (its command name), if known.
     pub foreground_command: Option<String>,
@@ -148,19 +161,19 @@ pub struct WaitForStateResult {
 
 /// The states asked for, as a set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Wanted([bool; 5]);
+struct Wanted([bool; 6]);
 
 impl Wanted {
     fn new(states: Option<&[PaneState]>) -> ToolResult<Wanted> {
         let Some(states) = states else {
-            return Ok(Wanted([true; 5]));
+            return Ok(Wanted([true; 6]));
         };
         if states.is_empty() {
             return Err(ToolError::invalid(
-                "states must name at least one of prompt, input, exited, idle, bell (or be omitted for all)",
+                "states must name at least one of prompt, input, secret, exited, idle, bell (or be omitted for all)",
             ));
         }
-        let mut set = [false; 5];
+        let mut set = [false; 6];
         for s in states {
             set[*s as usize] = true;
         }
@@ -243,6 +256,7 @@ impl Tracker {
             PaneState::Exited => self.gone || self.probe.activity == Activity::Exited,
             PaneState::Bell => self.bell,
             PaneState::Input => self.probe.activity == Activity::Input,
+            PaneState::Secret => self.probe.activity == Activity::Secret,
             PaneState::Prompt => self.probe.activity == Activity::Prompt,
             PaneState::Idle => now.saturating_duration_since(self.quiet_since) >= self.idle,
         }
@@ -337,17 +351,32 @@ async fn probe_pane(prober: &mut Option<Prober>) -> Probe {
     }
 }
 
-/// Where the OS says nothing but that the process lives (no `/proc`),
-/// what tmux says: the foreground command (`pane_current_command`) is the
-/// pane's shell (`default-shell`) at a prompt, anything else runs.
+/// Where the OS says nothing but that the process lives (no `/proc`, or
+/// a pane on another host), what tmux says: the foreground command
+/// (`pane_current_command`) is the pane's shell (`default-shell`) at a
+/// prompt, anything else runs. On another host, the pane's terminal read
+/// there (`stty` over the same ssh connection) tells a password prompt.
 async fn with_tmux_command(target: &Target, id: PaneId, probe: Probe) -> Probe {
     if probe.observable != process::OBSERVE_EXITED || probe.activity == Activity::Exited {
         return probe;
     }
-    match pane_now(target, id).await {
-        Ok(Some(now)) => from_command(&now.command, &now.shell),
-        _ => probe,
+    let Ok(Some(now)) = pane_now(target, id).await else {
+        return probe;
+    };
+    if now.dead {
+        return Probe::exited();
     }
+    let mut probe = from_command(&now.command, &now.shell);
+    if let Some(host) = target.hub.ssh_host().filter(|_| !now.tty.is_empty()) {
+        let timeout = target.hub.limits().tmux_command_timeout;
+        if let Ok(Some(mode)) = host.terminal_mode(&now.tty, timeout).await {
+            probe.observable = process::OBSERVE_REMOTE;
+            if mode.is_secret() {
+                probe.activity = Activity::Secret;
+            }
+        }
+    }
+    probe
 }
 
 /// The activity tmux's view gives: `command` is the foreground process's
@@ -391,6 +420,8 @@ struct Waiter {
     /// The pane's process, and its prober (`None` once dead).
     pid: u32,
     prober: Option<Prober>,
+    /// The pane is on another host: its pid is not this machine's.
+    remote: bool,
     pane_exit: Option<ExitWatch>,
     /// The foreground process (when it is not the pane's) and its end.
     fg_exit: Option<(u32, ExitWatch)>,
@@ -415,10 +446,19 @@ impl Waiter {
         };
         let pid = watch.pid;
         let dead = watch.dead_at_start;
+        let remote = target.hub.local_socket().is_none();
         // Watch for the end before the first look, so an end in between counts.
-        let pane_exit = if dead { None } else { ExitWatch::new(pid) };
-        let mut prober = (!dead && pid != 0).then(|| Prober::new(pid));
-        let entry = probe_pane(&mut prober).await;
+        let pane_exit = if dead || remote {
+            None
+        } else {
+            ExitWatch::new(pid)
+        };
+        let mut prober = (!dead && !remote && pid != 0).then(|| Prober::new(pid));
+        let entry = if remote && !dead {
+            Probe::unobserved()
+        } else {
+            probe_pane(&mut prober).await
+        };
         let entry = with_tmux_command(target, watch.id, entry).await;
         let fg_exit = foreground_watch(None, &entry, pid);
         let mut tracker = Tracker::new(wanted, idle, started, entry);
@@ -429,6 +469,7 @@ impl Waiter {
             tracker,
             pid,
             prober,
+            remote,
             pane_exit,
             fg_exit,
         })
@@ -457,7 +498,11 @@ impl Waiter {
     }
 
     async fn probe(&mut self, target: &Target, now: Instant) {
-        let probe = probe_pane(&mut self.prober).await;
+        let probe = if self.remote {
+            Probe::unobserved()
+        } else {
+            probe_pane(&mut self.prober).await
+        };
         let probe = with_tmux_command(target, self.watch.id, probe).await;
         self.fg_exit = foreground_watch(self.fg_exit.take(), &probe, self.pid);
         self.tracker.probed(probe, now);
@@ -691,7 +736,7 @@ mod tests {
         let mut t = tracker(&[PaneState::Bell], 1000, t0, Activity::Prompt);
         assert_eq!(
             t.observable(),
-            ["prompt", "input", "exited", "idle", "bell"]
+            ["prompt", "input", "secret", "exited", "idle", "bell"]
         );
         t.probe.observable = process::OBSERVE_EXITED;
         assert_eq!(t.observable(), ["exited", "idle", "bell"]);

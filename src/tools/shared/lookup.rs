@@ -269,12 +269,15 @@ pub struct PaneNow {
     /// The pane's process ended and remain-on-exit keeps it (`pane_dead`):
     /// its pid may belong to another process by now.
     pub dead: bool,
+    /// The pane's terminal (`pane_tty`), on the server's host.
+    pub tty: String,
 }
 
 const NOW: format::Schema<PaneNow> = format::Schema(&[
     ("pane_current_command", |n, v| n.command = v.into()),
     ("default-shell", |n, v| n.shell = v.into()),
     ("pane_dead", |n, v| n.dead = v == "1"),
+    ("pane_tty", |n, v| n.tty = v.into()),
 ]);
 
 /// [`PaneNow`] of `pane`, in one `display-message -p` (`None`: tmux

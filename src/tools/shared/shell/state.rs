@@ -38,7 +38,12 @@ pub async fn await_shell(watch: &mut Watch, target: &Target) -> ToolResult<()> {
     let deadline = Instant::now() + SHELL_WAIT;
     while !is_shell(&watch.command) {
         let left = deadline.saturating_duration_since(Instant::now());
-        let reading = watch.pid != 0 && process::probe(watch.pid).activity == Activity::Input;
+        let reading = watch.pid != 0
+            && target.hub.local_socket().is_some()
+            && matches!(
+                process::probe(watch.pid).activity,
+                Activity::Input | Activity::Secret
+            );
         if left.is_zero() || reading {
             return Err(not_a_shell(watch));
         }
@@ -68,17 +73,19 @@ fn not_a_shell(watch: &Watch) -> ToolError {
 }
 
 /// The pane as run_command leaves it: its shell back at the prompt, the
-/// command waiting for input from the terminal, still running, or the
-/// pane's process ended.
+/// command waiting for input from the terminal (`secret`: for a password,
+/// echo off), still running, or the pane's process ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PaneState {
     Prompt,
     Input,
+    Secret,
     Running,
     Exited,
 }
 
+const WAITS_FOR_SECRET: &str = "the command is waiting for a password (the terminal does not echo): a person types it in the pane; wait_for_state(states=['prompt']) follows, send C-c (send_keys keys='C-c' enter=false) gives up";
 const WAITS_FOR_INPUT: &str = "the command is waiting for input: answer with send_keys, or send C-c (send_keys keys='C-c' enter=false)";
 
 /// What the pane is doing when its command did not end by the deadline,
@@ -87,7 +94,9 @@ const WAITS_FOR_INPUT: &str = "the command is waiting for input: answer with sen
 /// shell, so that shell reading the terminal is the command's doing (its
 /// `read`, or more lines it asked for), not a prompt.
 pub async fn after_timeout(target: &Target, watch: &Watch, live: bool) -> (PaneState, String) {
-    let probe = (watch.pid != 0).then(|| process::probe(watch.pid));
+    // A remote pane's pid is not this machine's: tmux's view only.
+    let local = target.hub.local_socket().is_some();
+    let probe = (local && watch.pid != 0).then(|| process::probe(watch.pid));
     let (activity, foreground) = match probe {
         Some(p) => (Some(p.activity), p.foreground_command),
         None => (None, None),
@@ -95,6 +104,7 @@ pub async fn after_timeout(target: &Target, watch: &Watch, live: bool) -> (PaneS
     match activity {
         Some(Activity::Exited) => return exited(),
         Some(Activity::Input) => return (PaneState::Input, WAITS_FOR_INPUT.to_owned()),
+        Some(Activity::Secret) => return (PaneState::Secret, WAITS_FOR_SECRET.to_owned()),
         Some(Activity::Prompt) if live => return (PaneState::Input, WAITS_FOR_INPUT.to_owned()),
         Some(Activity::Running) => return running(foreground.as_deref().unwrap_or_default()),
         _ => {}
