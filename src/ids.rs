@@ -5,9 +5,17 @@
 //! They live outside [`crate::tmux`] because both sides of the byte path
 //! name them: the parser that reads them off the wire and the pane
 //! recordings ([`crate::panes`]) keyed by them, which know nothing of tmux.
+//!
+//! In results and schemas an id is the string tmux prints (`"%3"`): its
+//! JSON schema is exactly a `String`'s, so typing a field changes nothing
+//! an agent sees.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Serialize, Serializer};
 
 macro_rules! tmux_id {
     ($name:ident, $sigil:literal, $what:literal) => {
@@ -44,6 +52,31 @@ macro_rules! tmux_id {
                 Self::parse(s.as_bytes()).ok_or(())
             }
         }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_str(self)
+            }
+        }
+
+        /// A `String`'s schema, inlined as a `String` field's is.
+        impl JsonSchema for $name {
+            fn inline_schema() -> bool {
+                String::inline_schema()
+            }
+
+            fn schema_name() -> Cow<'static, str> {
+                String::schema_name()
+            }
+
+            fn schema_id() -> Cow<'static, str> {
+                String::schema_id()
+            }
+
+            fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+                String::json_schema(generator)
+            }
+        }
     };
 }
 
@@ -73,5 +106,19 @@ mod tests {
             assert_eq!(PaneId::parse(bad), None);
             assert_eq!(SessionId::parse(bad), None);
         }
+    }
+
+    #[test]
+    fn ids_serialize_and_describe_themselves_as_strings() {
+        let json = serde_json::to_value((PaneId(3), WindowId(1), Some(SessionId(0)))).unwrap();
+        assert_eq!(json, serde_json::json!(["%3", "@1", "$0"]));
+        let schema = |s: Schema| s.to_value();
+        let mut generator = SchemaGenerator::default();
+        let string = schema(generator.subschema_for::<Option<String>>());
+        assert_eq!(schema(generator.subschema_for::<Option<PaneId>>()), string);
+        assert_eq!(
+            schema(generator.subschema_for::<WindowId>()),
+            schema(generator.subschema_for::<String>())
+        );
     }
 }
