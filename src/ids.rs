@@ -20,7 +20,11 @@ use serde::{Serialize, Serializer};
 macro_rules! tmux_id {
     ($name:ident, $sigil:literal, $what:literal) => {
         #[doc = concat!("A tmux ", $what, " id, printed as `", $sigil, "N`.")]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        ///
+        /// `Default` (number 0) only lets a record be filled in field by
+        /// field ([`crate::tmux::format::Schema`]); a reader that keeps a
+        /// record checks its id parsed.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name(pub u32);
 
         impl $name {
@@ -93,6 +97,8 @@ mod tests {
         assert_eq!(PaneId::parse(b"%12"), Some(PaneId(12)));
         assert_eq!(WindowId::parse(b"@0").unwrap().to_string(), "@0");
         assert_eq!("$7".parse::<SessionId>(), Ok(SessionId(7)));
+        // By number, as search_panes sorts: `%2` before `%10`.
+        assert!(PaneId::parse(b"%2") < PaneId::parse(b"%10"));
         for bad in [
             &b"%"[..],
             b"12",
