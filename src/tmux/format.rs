@@ -82,8 +82,14 @@ impl<T: Default> Schema<T> {
 
     /// Every well-formed record of a reply to [`template`](Self::template).
     pub fn parse(&self, lines: &[Vec<u8>]) -> Vec<T> {
+        self.parse_where(lines, |_| true)
+    }
+
+    /// The well-formed records of a reply whose fields' text `keep` accepts.
+    pub fn parse_where(&self, lines: &[Vec<u8>], keep: impl Fn(&[String]) -> bool) -> Vec<T> {
         records(lines, self.0.len())
             .iter()
+            .filter(|fields| keep(fields))
             .map(|fields| {
                 let mut record = T::default();
                 for ((_, store), text) in self.0.iter().zip(fields) {

@@ -159,9 +159,7 @@ async fn resolve_scope(
                 window_index: None,
                 session: &session,
             };
-            Object::Window(lookup::window_id(
-                &lookup::window(target, &sel).await?.window_id,
-            )?)
+            Object::Window(lookup::window(target, &sel).await?.window_id)
         }
         Scope::Pane => Object::Pane(lookup::resolve_pane(target, &PaneSel::default()).await?),
     };

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::config::Config;
-use crate::tmux::Command;
+use crate::tmux::{Command, PaneId};
 use crate::tools::error::pane_not_found;
 use crate::tools::shared::args::yes;
 use crate::tools::shared::bounded::{self, MaxLines};
@@ -124,7 +124,7 @@ async fn list_panes(
         let mut rows = lookup::panes(&target).await?;
         // A window linked into several sessions is listed once per session.
         let mut seen = std::collections::HashSet::new();
-        rows.retain(|r| seen.insert(r.pane_id.clone()));
+        rows.retain(|r| seen.insert(r.pane_id));
         rows
     };
     for pane in &mut panes {
@@ -193,7 +193,7 @@ async fn split_window(
     let size = args.size.map(size_arg).transpose()?;
     let split_target = match &args.pane_id {
         Some(id) => lookup::pane_id(id)?.to_string(),
-        None => args.window.resolve(&target).await?.window_id,
+        None => args.window.resolve(&target).await?.window_id.to_string(),
     };
     let mut cmd = Command::new("split-window")
         .flag("-d")
@@ -321,7 +321,7 @@ async fn snapshot_pane(
     let capture = Command::new("capture-pane").flag("-p").target(pane);
     // Both go out at once on the control client; replies come in order.
     let (info, capture) = tokio::try_join!(info, target.run(capture))?;
-    let mut snap = lookup::own_record(pane, rows::SNAPSHOT.parse(&info), |s| s.pane_id.as_str())?;
+    let mut snap = lookup::own_record(pane, rows::SNAPSHOT.parse(&info), |s| Some(s.pane_id))?;
     let lines = trimmed_lines(&capture);
     let cut = bounded::lines_to_cut(&lines, bound);
     snap.content = backstop(lines[cut..].join("\n"), bound.1);
@@ -374,7 +374,7 @@ async fn display_message(target: Target, args: DisplayMessageArgs) -> ToolResult
         .collect::<Vec<_>>()
         .join("\n");
     match text.split_once(PANE_MARK) {
-        Some((id, rest)) if id == pane.to_string() => Ok(rest.to_owned()),
+        Some((id, rest)) if PaneId::parse(id.as_bytes()) == Some(pane) => Ok(rest.to_owned()),
         _ => Err(pane_not_found(&pane.to_string())),
     }
 }

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::tmux::{Command, PaneId, TmuxError};
+use crate::tmux::{Command, PaneId, SessionId, TmuxError};
 use crate::tools::shared::args::OnError;
 use crate::tools::shared::args::{check_buffer_text, yes};
 use crate::tools::shared::bounded::DEFAULT_BYTES;
@@ -127,7 +127,7 @@ pub struct SendKeysBatchArgs {
 pub struct SendKeysOperationResult {
     pub index: usize,
     /// Null when the target was not found.
-    pub pane_id: Option<String>,
+    pub pane_id: Option<PaneId>,
     pub success: bool,
     pub error: Option<String>,
     pub elapsed_seconds: f64,
@@ -180,7 +180,7 @@ async fn send_keys_batch(
         let failed = result.is_err();
         out.results.push(SendKeysOperationResult {
             index,
-            pane_id: pane.map(|p| p.to_string()),
+            pane_id: pane,
             success: !failed,
             error: result.err().map(|e| error_text(&e)),
             elapsed_seconds: elapsed,
@@ -500,7 +500,7 @@ pub struct SearchPanesResult {
     /// Lines were capped or panes are left after this page.
     pub truncated: bool,
     /// Matching panes after this page.
-    pub truncated_panes: Vec<String>,
+    pub truncated_panes: Vec<PaneId>,
     pub total_panes_matched: usize,
     pub offset: i64,
     pub limit: Option<i64>,
@@ -523,14 +523,6 @@ fn compile(pattern: &str, regex: bool, match_case: bool) -> ToolResult<Regex> {
         .case_insensitive(!match_case)
         .build()
         .map_err(|e| ToolError::new(ErrorKind::BadRegex, format!("Invalid regex pattern: {e}")))
-}
-
-/// Numeric pane-id order (`%2` before `%10`); anything else last.
-fn pane_order(id: &str) -> (u8, u64, String) {
-    match id.strip_prefix('%').and_then(|n| n.parse().ok()) {
-        Some(n) => (0, n, String::new()),
-        None => (1, 0, id.to_owned()),
-    }
 }
 
 async fn search_panes(
@@ -568,21 +560,18 @@ async fn search_panes(
             lines_capped = true;
         }
         m.matched_lines = hits;
-        m.is_caller = m
-            .pane_id
-            .parse()
-            .ok()
-            .and_then(|p| app.is_caller(&target, p));
+        m.is_caller = app.is_caller(&target, m.pane_id);
         matches.push(m);
     }
-    matches.sort_by_key(|m| pane_order(&m.pane_id));
+    // Numeric pane-id order (`%2` before `%10`).
+    matches.sort_by_key(|m| m.pane_id);
     Ok(search_page(matches, lines_capped, args.offset, args.limit))
 }
 
 /// Every pane of the server, or of one session (by id), each listed once.
 async fn search_candidates(
     target: &Target,
-    session: Option<String>,
+    session: Option<SessionId>,
 ) -> ToolResult<Vec<PaneContentMatch>> {
     let lines = target
         .run(
@@ -597,7 +586,7 @@ async fn search_candidates(
         .into_iter()
         .filter(|m| session.is_none() || m.session_id == session)
         // A window linked into several sessions lists its panes once per session.
-        .filter(|m| seen.insert(m.pane_id.clone()))
+        .filter(|m| seen.insert(m.pane_id))
         .collect())
 }
 
@@ -619,16 +608,18 @@ fn search_page(
     };
     let rest = matches.split_off(end);
     let mut page: Vec<PaneContentMatch> = matches.split_off(start);
-    let mut truncated_panes: Vec<String> = rest.into_iter().map(|m| m.pane_id).collect();
+    let mut truncated_panes: Vec<PaneId> = rest.into_iter().map(|m| m.pane_id).collect();
+    // A pane id's bytes in the JSON array: its text, quotes and a comma.
+    let id_size = |id: &PaneId| id.to_string().len() + 3;
     let budget = DEFAULT_BYTES;
     let json_size = |m: &PaneContentMatch| serde_json::to_string(m).map_or(0, |s| s.len() + 1);
     let mut size: usize = page.iter().map(json_size).sum::<usize>()
-        + truncated_panes.iter().map(|id| id.len() + 3).sum::<usize>()
+        + truncated_panes.iter().map(id_size).sum::<usize>()
         + 200;
     while size > budget && page.len() > 1 {
         let Some(last) = page.pop() else { break };
         size -= json_size(&last);
-        size += last.pane_id.len() + 3;
+        size += id_size(&last.pane_id);
         truncated_panes.insert(0, last.pane_id);
     }
     if let Some(only) = page.first_mut() {
@@ -658,9 +649,7 @@ async fn capture_all(
 ) -> ToolResult<Vec<Option<Vec<Vec<u8>>>>> {
     let mut set = tokio::task::JoinSet::new();
     for (i, m) in panes.iter().enumerate() {
-        let Some(pane) = PaneId::parse(m.pane_id.as_bytes()) else {
-            continue;
-        };
+        let pane = m.pane_id;
         let cmd = Command::new("capture-pane")
             .flag("-p")
             .flag("-J")
@@ -710,13 +699,6 @@ mod tests {
             bad.message
         );
         assert_eq!(bad.kind.as_str(), "error");
-    }
-
-    #[test]
-    fn pane_ids_sort_numerically() {
-        let mut ids = vec!["%10", "x", "%2", "%1"];
-        ids.sort_by_key(|id| pane_order(id));
-        assert_eq!(ids, ["%1", "%2", "%10", "x"]);
     }
 
     #[test]

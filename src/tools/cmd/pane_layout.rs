@@ -305,7 +305,7 @@ async fn select_pane(Call { app, target, .. }: Call, args: SelectPaneArgs) -> To
             let next = neighbour(&panes, forward).ok_or_else(|| {
                 ToolError::new(ErrorKind::NoPanesExist, "The window has no panes.")
             })?;
-            let pane = lookup::pane_id(&next.pane_id)?;
+            let pane = next.pane_id;
             target.run(Command::new("select-pane").target(pane)).await?;
             return app.pane_info(&target, pane).await;
         }
@@ -413,7 +413,7 @@ mod tests {
 
     fn pane(id: &str, active: bool, at: [bool; 4], left: i64, top: i64) -> PaneInfo {
         PaneInfo {
-            pane_id: id.into(),
+            pane_id: id.parse().expect("a pane id"),
             geometry: PaneGeometry {
                 pane_left: Some(left),
                 pane_top: Some(top),
@@ -435,8 +435,8 @@ mod tests {
             pane("%2", false, [true; 4], 0, 0),
             pane("%3", true, [true; 4], 0, 0),
         ];
-        assert_eq!(neighbour(&panes, true).unwrap().pane_id, "%1");
-        assert_eq!(neighbour(&panes, false).unwrap().pane_id, "%2");
+        assert_eq!(neighbour(&panes, true).unwrap().pane_id, PaneId(1));
+        assert_eq!(neighbour(&panes, false).unwrap().pane_id, PaneId(2));
         assert!(neighbour(&[], true).is_none());
     }
 
@@ -444,7 +444,7 @@ mod tests {
     fn corners_prefer_the_pane_furthest_right_and_down() {
         let single = vec![pane("%1", true, [true; 4], 0, 0)];
         for corner in [Corner::TopLeft, Corner::BottomRight] {
-            assert_eq!(pane_at(single.clone(), corner).unwrap().pane_id, "%1");
+            assert_eq!(pane_at(single.clone(), corner).unwrap().pane_id, PaneId(1));
         }
         let split = vec![
             pane("%1", true, [true, false, true, true], 0, 0),
@@ -452,9 +452,12 @@ mod tests {
         ];
         assert_eq!(
             pane_at(split.clone(), Corner::TopRight).unwrap().pane_id,
-            "%2"
+            PaneId(2)
         );
-        assert_eq!(pane_at(split, Corner::BottomLeft).unwrap().pane_id, "%1");
+        assert_eq!(
+            pane_at(split, Corner::BottomLeft).unwrap().pane_id,
+            PaneId(1)
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::mcp::{CompletionRef, CompletionRequest, ServiceError};
-use crate::tmux::Command;
+use crate::tmux::{Command, SessionId};
 use crate::tools::shared::capture::trimmed_lines;
 use crate::tools::shared::lookup;
 use crate::tools::{App, ErrorKind, Target, ToolError};
@@ -198,18 +198,18 @@ async fn render(app: &App, parsed: Parsed) -> Result<(&'static str, String), Too
         Resource::Sessions => pretty(&lookup::sessions(&target).await?)?,
         Resource::Session(name) => {
             let session = session_named(&target, &name).await?;
-            let windows = windows_of(&target, &session.session_id).await?;
+            let windows = windows_of(&target, session.session_id).await?;
             let mut value = json!(session);
             value["windows"] = json!(windows);
             pretty(&value)?
         }
         Resource::SessionWindows(name) => {
             let session = session_named(&target, &name).await?;
-            pretty(&windows_of(&target, &session.session_id).await?)?
+            pretty(&windows_of(&target, session.session_id).await?)?
         }
         Resource::Window(name, index) => {
             let session = session_named(&target, &name).await?;
-            let window = windows_of(&target, &session.session_id)
+            let window = windows_of(&target, session.session_id)
                 .await?
                 .into_iter()
                 .find(|w| w.window_index.as_deref() == Some(index.as_str()))
@@ -223,8 +223,8 @@ async fn render(app: &App, parsed: Parsed) -> Result<(&'static str, String), Too
                 .await?
                 .into_iter()
                 .filter(|p| {
-                    p.window_id.as_deref() == Some(window.window_id.as_str())
-                        && p.session_id.as_deref() == Some(session.session_id.as_str())
+                    p.window_id == Some(window.window_id)
+                        && p.session_id == Some(session.session_id)
                 })
                 .collect();
             for pane in &mut panes {
@@ -268,10 +268,10 @@ async fn session_named(
 
 async fn windows_of(
     target: &Target,
-    session_id: &str,
+    session_id: SessionId,
 ) -> Result<Vec<crate::tools::shared::models::WindowInfo>, ToolError> {
     let mut windows = lookup::windows(target).await?;
-    windows.retain(|w| w.session_id.as_deref() == Some(session_id));
+    windows.retain(|w| w.session_id == Some(session_id));
     Ok(windows)
 }
 
@@ -309,7 +309,7 @@ pub async fn complete(app: Arc<App>, request: CompletionRequest) -> Vec<String> 
             Err(_) => return Vec::new(),
         },
         "pane_id" => match lookup::panes(&target).await {
-            Ok(panes) => panes.into_iter().map(|p| p.pane_id).collect(),
+            Ok(panes) => panes.into_iter().map(|p| p.pane_id.to_string()).collect(),
             Err(_) => return Vec::new(),
         },
         "window_index" => match lookup::windows(&target).await {

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::tmux::Command;
+use crate::tmux::{Command, PaneId};
 use crate::tools::shared::args::seconds;
 use crate::tools::shared::args::yes;
 use crate::tools::shared::bounded::{self, HeadTail, MaxLines};
@@ -76,7 +76,7 @@ fn is_false(b: &bool) -> bool {
 /// The outcome of `run_command`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RunCommandResult {
-    pub pane_id: String,
+    pub pane_id: PaneId,
     /// The command's exit status; null when it timed out (or the shell did not say).
     pub exit_status: Option<i64>,
     pub timed_out: bool,
@@ -260,7 +260,7 @@ async fn run_command(
         .encode()
     });
     Ok(RunCommandResult {
-        pane_id: watch.id.to_string(),
+        pane_id: watch.id,
         exit_status: span.ended.and_then(|(_, status)| status),
         timed_out: span.ended.is_none() && pane_state != PaneState::Exited,
         elapsed_seconds: pace.elapsed_seconds(),

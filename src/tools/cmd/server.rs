@@ -342,9 +342,5 @@ async fn rename_session(target: Target, args: RenameSessionArgs) -> ToolResult<S
                 .arg(spawn::literal(&args.new_name)),
         )
         .await?;
-    let by_id = SessionSel {
-        session_name: None,
-        session_id: Some(id.to_string()),
-    };
-    lookup::session(&target, &by_id).await
+    lookup::session_by_id(&target, id).await
 }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::panes::LineView;
+use crate::tmux::PaneId;
 use crate::tools::shared::bounded::{self, DEFAULT_BYTES, cut_to};
 use crate::tools::shared::cursor::Cursor;
 use crate::tools::shared::lookup::{self, PaneSel};
@@ -53,7 +54,7 @@ fn default_since_bytes() -> Option<i64> {
 /// The outcome of `capture_since`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct CaptureSinceResult {
-    pub pane_id: String,
+    pub pane_id: PaneId,
     /// Pass this to the next call to get what comes after.
     pub cursor: String,
     /// The visible screen (first call) or the lines printed since the cursor, oldest first.
@@ -196,7 +197,7 @@ async fn capture_since(target: Target, args: CaptureSinceArgs) -> ToolResult<Cap
     let max_bytes = limit(args.max_bytes, "max_bytes")?;
     let cursor = args.cursor.as_deref().map(Cursor::decode).transpose()?;
     let id = match (&cursor, &args.pane.pane_id) {
-        (Some(c), Some(requested)) if c.pane.to_string() != *requested => {
+        (Some(c), Some(requested)) if lookup::pane_id(requested).ok() != Some(c.pane) => {
             return Err(ToolError::invalid(format!(
                 "cursor pane {} does not match requested pane {requested}",
                 c.pane
@@ -247,7 +248,7 @@ async fn capture_since(target: Target, args: CaptureSinceArgs) -> ToolResult<Cap
     let linger = target.hub.limits().idle_detach;
     watch.keep_streaming(linger.unwrap_or(CURSOR_LINGER));
     Ok(CaptureSinceResult {
-        pane_id: id.to_string(),
+        pane_id: id,
         cursor: next.encode(),
         lines,
         elapsed_seconds: elapsed_seconds(started),

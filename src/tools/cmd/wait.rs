@@ -87,7 +87,7 @@ pub struct WaitForTextResult {
     pub matched_at_entry: bool,
     /// The pane used the alternate screen (a full-screen program) during the wait.
     pub alternate_screen: bool,
-    pub pane_id: String,
+    pub pane_id: PaneId,
     pub elapsed_seconds: f64,
     pub effective_timeout: f64,
 }
@@ -326,7 +326,7 @@ impl TextScan {
             tail,
             matched_at_entry: self.at_entry && !found,
             alternate_screen: self.alternate,
-            pane_id: pane.to_string(),
+            pane_id: pane,
             elapsed_seconds: pace.elapsed_seconds(),
             effective_timeout: pace.effective().as_secs_f64(),
         }

@@ -152,7 +152,7 @@ pub struct WaitForStateResult {
     pub observable_states: Vec<String>,
     /// The last lines on screen (at most 20 lines / 2000 bytes).
     pub tail: Vec<String>,
-    pub pane_id: String,
+    pub pane_id: PaneId,
     /// How many times the process state was read during the wait.
     pub probes: i64,
     pub elapsed_seconds: f64,
@@ -570,7 +570,7 @@ impl Waiter {
             foreground_pid: probe.foreground_pid.filter(|_| !exited).map(i64::from),
             observable_states: tracker.observable(),
             tail,
-            pane_id: watch.id.to_string(),
+            pane_id: watch.id,
             probes: tracker.probes as i64,
             elapsed_seconds: pace.elapsed_seconds(),
             effective_timeout: pace.effective().as_secs_f64(),

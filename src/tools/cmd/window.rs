@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::tmux::Command;
 use crate::tmux::layout;
 use crate::tmux::version::Features;
+use crate::tools::error::not_found;
 use crate::tools::shared::guard::Doomed;
 use crate::tools::shared::lookup::{self, SessionSel, WindowSel, WindowTarget};
 use crate::tools::shared::rows;
@@ -107,7 +108,7 @@ async fn list_windows(target: Target, args: ListWindowsArgs) -> ToolResult<Vec<W
     let mut windows = lookup::windows(&target).await?;
     if args.session.is_given() {
         let session = lookup::session(&target, &args.session).await?;
-        windows.retain(|w| w.session_id.as_deref() == Some(session.session_id.as_str()));
+        windows.retain(|w| w.session_id == Some(session.session_id));
     }
     filters::apply(windows, args.filters)
 }
@@ -158,7 +159,7 @@ async fn create_window(target: Target, args: CreateWindowArgs) -> ToolResult<Win
         Some(Placement::After) => cmd.flag("-a"),
         None => cmd,
     };
-    cmd = cmd.target(format!("{}:", lookup::session_id(&session.session_id)?));
+    cmd = cmd.target(format!("{}:", session.session_id));
     cmd = cmd.opt_if("-n", args.window_name.as_deref().map(spawn::literal));
     cmd = spawn.apply(cmd);
     let lines = target.run(cmd).await?;
@@ -183,11 +184,10 @@ async fn kill_window(Call { app, target, .. }: Call, args: KillWindowArgs) -> To
 
 /// `$S:@W`: the window in the session it was found in (a window linked
 /// into several sessions is otherwise ambiguous).
-fn window_in_session(window: &WindowInfo) -> ToolResult<String> {
-    let id = lookup::window_id(&window.window_id)?;
-    match window.session_id.as_deref() {
-        Some(s) => Ok(format!("{}:{id}", lookup::session_id(s)?)),
-        None => Ok(id.to_string()),
+fn window_in_session(window: &WindowInfo) -> String {
+    match window.session_id {
+        Some(s) => format!("{s}:{}", window.window_id),
+        None => window.window_id.to_string(),
     }
 }
 
@@ -256,9 +256,9 @@ async fn select_window(target: Target, args: SelectWindowArgs) -> ToolResult<Win
         )
         .await?;
         target
-            .run(Command::new("select-window").target(window_in_session(&window)?))
+            .run(Command::new("select-window").target(window_in_session(&window)))
             .await?;
-        return lookup::window_by_id(&target, lookup::window_id(&window.window_id)?).await;
+        return lookup::window_by_id(&target, window.window_id).await;
     };
     let sid = lookup::session_id_of(&target, &args.session).await?;
     let name = match direction {
@@ -270,10 +270,7 @@ async fn select_window(target: Target, args: SelectWindowArgs) -> ToolResult<Win
     lookup::windows(&target)
         .await?
         .into_iter()
-        .find(|w| {
-            w.session_id.as_deref().and_then(|s| s.parse().ok()) == Some(sid)
-                && w.window_active.as_deref() == Some("1")
-        })
+        .find(|w| w.session_id == Some(sid) && w.window_active.as_deref() == Some("1"))
         .ok_or_else(|| {
             ToolError::new(
                 ErrorKind::NoWindowsExist,
@@ -315,7 +312,7 @@ async fn select_layout(target: Target, args: SelectLayoutArgs) -> ToolResult<Win
             }
         }
     }
-    let id = lookup::window_id(&window.window_id)?;
+    let id = window.window_id;
     target
         .run(Command::new("select-layout").target(id).arg(&args.layout))
         .await?;
@@ -371,9 +368,11 @@ async fn move_window(target: Target, args: MoveWindowArgs) -> ToolResult<WindowI
         )));
     }
     let window = args.window.resolve(&target).await?;
-    let source = window.session_id.clone().unwrap_or_default();
     let dest = match &args.destination_session {
-        None => source.clone(),
+        // A window is always listed with its session.
+        None => window
+            .session_id
+            .ok_or_else(|| not_found("session_id", ""))?,
         Some(want) => {
             let sel = if want.starts_with('$') {
                 SessionSel {
@@ -390,11 +389,11 @@ async fn move_window(target: Target, args: MoveWindowArgs) -> ToolResult<WindowI
         }
     };
     let cmd = Command::new("move-window")
-        .opt("-s", window_in_session(&window)?)
-        .target(format!("{}:{index}", lookup::session_id(&dest)?));
+        .opt("-s", window_in_session(&window))
+        .target(format!("{dest}:{index}"));
     // Moving a session's last window away ends that session: the hub runs
     // the move in a process of its own and forgets a client of ours that
     // was attached there before the window is read back.
     target.run(cmd).await?;
-    lookup::window_by_id(&target, lookup::window_id(&window.window_id)?).await
+    lookup::window_by_id(&target, window.window_id).await
 }

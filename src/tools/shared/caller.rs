@@ -19,9 +19,7 @@ impl App {
     /// Fills in `is_caller` the way the reference does: null without an
     /// identity, true only for our own pane on our own server.
     pub fn mark_caller(&self, target: &Target, info: &mut PaneInfo) {
-        if let Ok(pane) = info.pane_id.parse() {
-            info.is_caller = self.is_caller(target, pane);
-        }
+        info.is_caller = self.is_caller(target, info.pane_id);
     }
 
     /// `is_caller` for the pane `pane` of `target`'s server.

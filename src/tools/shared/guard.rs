@@ -44,9 +44,9 @@ impl Doomed {
     fn takes(self, p: &PaneInfo) -> bool {
         match self {
             Doomed::Server => true,
-            Doomed::Session(id) => p.session_id.as_deref() == Some(&*id.to_string()),
-            Doomed::Window(id) => p.window_id.as_deref() == Some(&*id.to_string()),
-            Doomed::Pane(id) | Doomed::Respawned(id) => p.pane_id == id.to_string(),
+            Doomed::Session(id) => p.session_id == Some(id),
+            Doomed::Window(id) => p.window_id == Some(id),
+            Doomed::Pane(id) | Doomed::Respawned(id) => p.pane_id == id,
         }
     }
 }
@@ -92,7 +92,7 @@ impl App {
                 Some(me) => panes(target)
                     .await?
                     .iter()
-                    .any(|p| p.pane_id.parse() == Ok(me) && doomed.takes(p)),
+                    .any(|p| p.pane_id == me && doomed.takes(p)),
             },
         })
     }

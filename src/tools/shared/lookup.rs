@@ -93,10 +93,7 @@ pub async fn sessions(target: &Target) -> ToolResult<Vec<SessionInfo>> {
 /// tmux counts our own control clients as attached; an agent asking
 /// whether a person watches a session must not count them.
 fn leave_out_our_clients(target: &Target, session: &mut SessionInfo) {
-    let Some(id) = SessionId::parse(session.session_id.as_bytes()) else {
-        return;
-    };
-    let ours = target.hub.own_clients(id);
+    let ours = target.hub.own_clients(session.session_id);
     if let Some(count) = session.session_attached.as_mut()
         && let Ok(n) = count.parse::<usize>()
     {
@@ -112,14 +109,23 @@ pub async fn session(target: &Target, sel: &SessionSel) -> ToolResult<SessionInf
         .into_iter()
         .find(|s| {
             let name = s.session_name.as_deref().unwrap_or("");
-            SessionId::parse(s.session_id.as_bytes()).is_some_and(|id| sel.matches(want, id, name))
+            sel.matches(want, s.session_id, name)
         })
         .ok_or_else(|| sel.miss())
 }
 
+/// The session with id `id`: what a tool that changes a session reads back.
+pub async fn session_by_id(target: &Target, id: SessionId) -> ToolResult<SessionInfo> {
+    sessions(target)
+        .await?
+        .into_iter()
+        .find(|s| s.session_id == id)
+        .ok_or_else(|| not_found("session_id", &id.to_string()))
+}
+
 /// The id of the session `sel` names, else of the first one.
 pub async fn session_id_of(target: &Target, sel: &SessionSel) -> ToolResult<SessionId> {
-    session_id(&session(target, sel).await?.session_id)
+    Ok(session(target, sel).await?.session_id)
 }
 
 /// Every window of the server (`list-windows -a`), in tmux's order.
@@ -146,13 +152,11 @@ pub async fn window(target: &Target, sel: &WindowSel<'_>) -> ToolResult<WindowIn
     if let Some(id) = sel.window_id {
         return all
             .into_iter()
-            .find(|w| WindowId::parse(w.window_id.as_bytes()) == Some(id))
+            .find(|w| w.window_id == id)
             .ok_or_else(|| not_found("window_id", &id.to_string()));
     }
     let session_id = session_for_windows(target, sel.session, &all).await?;
-    let mut in_session = all
-        .into_iter()
-        .filter(|w| w.session_id.as_deref() == Some(session_id.as_str()));
+    let mut in_session = all.into_iter().filter(|w| w.session_id == Some(session_id));
     match sel.window_index {
         Some(index) => in_session
             .find(|w| w.window_index.as_deref() == Some(index))
@@ -181,19 +185,18 @@ async fn session_for_windows(
     target: &Target,
     sel: &SessionSel,
     all: &[WindowInfo],
-) -> ToolResult<String> {
+) -> ToolResult<SessionId> {
     if let Some(id) = sel.id()? {
         return all
             .iter()
-            .find(|w| w.session_id.as_deref().and_then(|s| s.parse().ok()) == Some(id))
-            .and_then(|w| w.session_id.clone())
+            .find_map(|w| w.session_id.filter(|&s| s == id))
             .ok_or_else(|| sel.miss());
     }
     if let Some(name) = &sel.session_name {
         return all
             .iter()
             .find(|w| w.session_name.as_deref() == Some(name))
-            .and_then(|w| w.session_id.clone())
+            .and_then(|w| w.session_id)
             .ok_or_else(|| sel.miss());
     }
     Ok(session(target, sel).await?.session_id)
@@ -228,7 +231,7 @@ pub async fn panes_in(target: &Target, scope: PaneScope) -> ToolResult<Vec<PaneI
 /// One pane's row, by id (`display-message -p`: one round trip).
 pub async fn pane_row(target: &Target, pane: PaneId) -> ToolResult<PaneInfo> {
     let lines = display_pane(target, pane, rows::PANE.template()).await?;
-    own_record(pane, rows::PANE.parse(&lines), |row| row.pane_id.as_str())
+    own_record(pane, rows::PANE.parse(&lines), |row| Some(row.pane_id))
 }
 
 /// `fields` of one pane, by id, in one `display-message -p`; the first
@@ -241,7 +244,7 @@ pub async fn pane_record(
     debug_assert_eq!(fields.first(), Some(&"pane_id"));
     let lines = display_pane(target, pane, format::template(fields)).await?;
     own_record(pane, format::records(&lines, fields.len()), |r| {
-        r[0].as_str()
+        PaneId::parse(r[0].as_bytes())
     })
 }
 
@@ -290,11 +293,15 @@ pub async fn pane_now(target: &Target, pane: PaneId) -> ToolResult<Option<PaneNo
 /// `pane`'s record, the first of a `display-message` reply. display-message
 /// does not fail on a missing pane, it prints empty fields: the pane's own
 /// id (`id` of the record) tells.
-pub fn own_record<T>(pane: PaneId, records: Vec<T>, id: impl Fn(&T) -> &str) -> ToolResult<T> {
+pub fn own_record<T>(
+    pane: PaneId,
+    records: Vec<T>,
+    id: impl Fn(&T) -> Option<PaneId>,
+) -> ToolResult<T> {
     records
         .into_iter()
         .next()
-        .filter(|r| id(r) == pane.to_string())
+        .filter(|r| id(r) == Some(pane))
         .ok_or_else(|| pane_not_found(&pane.to_string()))
 }
 
@@ -338,12 +345,10 @@ pub async fn resolve_pane(target: &Target, sel: &PaneSel) -> ToolResult<PaneId> 
     )
     .await?;
     let panes = panes(target).await?;
-    let first = panes
-        .iter()
-        .find(|p| p.window_id.as_deref() == Some(window.window_id.as_str()));
+    let first = panes.iter().find(|p| p.window_id == Some(window.window_id));
     first
-        .map(|p| pane_id(&p.pane_id))
-        .unwrap_or_else(|| Err(not_found("window_id", &window.window_id)))
+        .map(|p| p.pane_id)
+        .ok_or_else(|| not_found("window_id", &window.window_id.to_string()))
 }
 
 /// `window_id`, `window_index` and the session they are in.
@@ -375,6 +380,6 @@ impl WindowTarget {
 
     /// The id of the window these arguments name.
     pub async fn id(&self, target: &Target) -> ToolResult<WindowId> {
-        window_id(&self.resolve(target).await?.window_id)
+        Ok(self.resolve(target).await?.window_id)
     }
 }

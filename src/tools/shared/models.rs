@@ -1,14 +1,18 @@
 //! Result models, field for field the reference's (libtmux-mcp 0.1.0a22),
 //! including its typing quirks (sizes of panes and windows are strings).
+//! Ids are typed; they serialize, and are described, as the strings tmux
+//! prints.
 
 use schemars::JsonSchema;
 use serde::Serialize;
+
+use crate::tmux::{PaneId, SessionId, WindowId};
 
 /// A tmux session.
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct SessionInfo {
     /// Session id (e.g. '$1').
-    pub session_id: String,
+    pub session_id: SessionId,
     pub session_name: Option<String>,
     pub window_count: i64,
     /// Number of attached clients, as a string (e.g. "0").
@@ -16,16 +20,16 @@ pub struct SessionInfo {
     /// Creation time, epoch seconds as a string.
     pub session_created: Option<String>,
     /// Active pane of the session's current window.
-    pub active_pane_id: Option<String>,
+    pub active_pane_id: Option<PaneId>,
 }
 
 /// A tmux window.
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct WindowInfo {
-    pub window_id: String,
+    pub window_id: WindowId,
     pub window_name: Option<String>,
     pub window_index: Option<String>,
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     pub session_name: Option<String>,
     pub pane_count: i64,
     pub window_layout: Option<String>,
@@ -33,7 +37,7 @@ pub struct WindowInfo {
     pub window_active: Option<String>,
     pub window_width: Option<String>,
     pub window_height: Option<String>,
-    pub active_pane_id: Option<String>,
+    pub active_pane_id: Option<PaneId>,
 }
 
 // Where a pane sits in its window, as every pane model reports it. Plain
@@ -56,7 +60,7 @@ pub struct PaneGeometry {
 /// A tmux pane (metadata, no content).
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct PaneInfo {
-    pub pane_id: String,
+    pub pane_id: PaneId,
     pub pane_index: Option<String>,
     pub pane_width: Option<String>,
     pub pane_height: Option<String>,
@@ -69,8 +73,8 @@ pub struct PaneInfo {
     pub pane_title: Option<String>,
     /// "1" when this is its window's active pane.
     pub pane_active: Option<String>,
-    pub window_id: Option<String>,
-    pub session_id: Option<String>,
+    pub window_id: Option<WindowId>,
+    pub session_id: Option<SessionId>,
     /// True when this is the pane this MCP server runs in; null when unknown.
     pub is_caller: Option<bool>,
 }
@@ -78,7 +82,7 @@ pub struct PaneInfo {
 /// One pane in one call: what it shows plus cursor, mode and geometry.
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct PaneSnapshot {
-    pub pane_id: String,
+    pub pane_id: PaneId,
     /// The visible screen, trailing blank rows trimmed, at most max_lines lines (the last ones; no header).
     pub content: String,
     pub cursor_x: i64,
@@ -114,15 +118,15 @@ pub struct PaneSnapshot {
 // A pane whose text matched (search_panes), with the matching lines.
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct PaneContentMatch {
-    pub pane_id: String,
+    pub pane_id: PaneId,
     #[serde(flatten)]
     pub geometry: PaneGeometry,
     pub pane_tty: Option<String>,
     pub pane_current_command: Option<String>,
     pub pane_current_path: Option<String>,
-    pub window_id: Option<String>,
+    pub window_id: Option<WindowId>,
     pub window_name: Option<String>,
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     pub session_name: Option<String>,
     /// Matching lines (wrapped lines joined; the last ones when capped).
     pub matched_lines: Vec<String>,
