@@ -87,6 +87,18 @@ pub struct Features {
     /// `control_notify_client_detached`), in 20 sessions' waits over 4
     /// streaming slots and 200 waits over 16; 3.7b did not.
     pub attach_alone: bool,
+    /// `respawn-pane` keeps the pane's output offsets, and every control
+    /// client's offset for the pane, while it replaces the pane's input
+    /// buffer with an empty one (before 3.8; tmux master resets them, tmux
+    /// GitHub issue 5498). A control client whose offset for the pane lags
+    /// (the pane was swapped out of its session while it streamed it, or
+    /// its output is queued) holds the buffer undrained; after the respawn
+    /// tmux reads the new output from that stale position and its escape
+    /// parser runs off the buffer (SIGSEGV in `input_parse`). So the pane
+    /// is paused on every streaming client of ours (which takes its offset
+    /// out of the count) before a respawn, and streamed again after
+    /// ([`super::hub::Hub::respawn`]). Needs [`Features::mute`].
+    pub pause_before_respawn: bool,
 }
 
 impl Features {
@@ -94,6 +106,7 @@ impl Features {
         Features {
             mute: version >= Version::new(3, 2),
             attach_alone: version < Version::new(3, 7),
+            pause_before_respawn: version >= Version::new(3, 2) && version < Version::new(3, 8),
         }
     }
 }
@@ -130,5 +143,9 @@ mod tests {
         assert!(!Features::of(Version::UNKNOWN).mute);
         assert!(!f("3.1c").mute && f("3.2").mute && f("3.3a").mute);
         assert!(f("3.3a").attach_alone && f("3.6b").attach_alone && !f("3.7").attach_alone);
+        assert!(!Features::of(Version::UNKNOWN).pause_before_respawn);
+        assert!(f("3.2").pause_before_respawn && f("3.3a").pause_before_respawn);
+        assert!(f("3.7c").pause_before_respawn && !f("next-3.8").pause_before_respawn);
+        assert!(!f("3.8").pause_before_respawn && !f("3.9").pause_before_respawn);
     }
 }
