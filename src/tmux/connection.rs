@@ -353,6 +353,19 @@ impl Connection {
         }
     }
 
+    /// Pauses `pane` on this client before a respawn ([`Quiet::hold`]);
+    /// `None` on a client that cannot mute.
+    pub(super) fn hold(&self, pane: PaneId) -> Option<Answer> {
+        self.quiet.as_ref().map(|quiet| quiet.hold(pane))
+    }
+
+    /// Streams `pane` again after [`Connection::hold`] if a lease wants it.
+    pub(super) fn unhold(&self, pane: PaneId) {
+        if let Some(quiet) = &self.quiet {
+            quiet.unhold(pane);
+        }
+    }
+
     /// The session this client is attached to.
     pub fn session(&self) -> SessionId {
         self.session

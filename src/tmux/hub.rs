@@ -576,6 +576,41 @@ impl Hub {
         Connection::start(pipe, session, &self.limits, observer, setup).await
     }
 
+    /// Runs `respawn` (a `respawn-pane` of `pane`). Where the release keeps
+    /// stale control-mode offsets across a respawn
+    /// ([`Features::pause_before_respawn`]), the pane is first paused on
+    /// every streaming client of ours, and tmux has run each pause before
+    /// the respawn is sent; it is streamed again afterwards where a lease
+    /// still wants it.
+    pub async fn respawn(&self, pane: PaneId, respawn: &Command) -> Result<Lines, TmuxError> {
+        if !Features::of(self.version().await).pause_before_respawn {
+            return self.run(respawn).await;
+        }
+        let streams: Vec<Connection> = {
+            let clients = self.clients();
+            clients
+                .streams
+                .values()
+                .filter_map(|cell| cell.get().cloned())
+                .filter(|client| !client.is_closed())
+                .collect()
+        };
+        let limit = self.limits.tmux_command_timeout;
+        let answers: Vec<_> = streams.iter().filter_map(|c| c.hold(pane)).collect();
+        for answer in answers {
+            // An error is a client that went away: it holds no offset any more.
+            if tokio::time::timeout(limit, answer.arrived()).await.is_err() {
+                streams.iter().for_each(|client| client.unhold(pane));
+                return Err(TmuxError::Timeout(limit));
+            }
+        }
+        let result = self.run(respawn).await;
+        for client in &streams {
+            client.unhold(pane);
+        }
+        result
+    }
+
     /// How many of our clients are attached to `session` now: what the
     /// "attached" counts tmux reports include of ours.
     pub fn own_clients(&self, session: SessionId) -> usize {

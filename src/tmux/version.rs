@@ -96,6 +96,18 @@ pub struct Features {
     /// tmux keeps a shell's OSC 133 marks per line (3.7 on), so the last
     /// command's output of a pane nobody watched can be read back.
     pub line_marks: bool,
+    /// `respawn-pane` keeps the pane's output offsets, and every control
+    /// client's offset for the pane, while it replaces the pane's input
+    /// buffer with an empty one (before 3.8; tmux master resets them, tmux
+    /// GitHub issue 5498). A control client whose offset for the pane lags
+    /// (the pane was swapped out of its session while it streamed it, or
+    /// its output is queued) holds the buffer undrained; after the respawn
+    /// tmux reads the new output from that stale position and its escape
+    /// parser runs off the buffer (SIGSEGV in `input_parse`). So the pane
+    /// is paused on every streaming client of ours (which takes its offset
+    /// out of the count) before a respawn, and streamed again after
+    /// ([`super::hub::Hub::respawn`]). Needs [`Features::mute`].
+    pub pause_before_respawn: bool,
 }
 
 impl Features {
@@ -106,6 +118,7 @@ impl Features {
             raw_show_buffer: version >= Version::new(3, 4),
             mirrored_layouts: version >= Version::new(3, 5),
             line_marks: version >= Version::new(3, 7),
+            pause_before_respawn: version >= Version::new(3, 2) && version < Version::new(3, 8),
         }
     }
 }
@@ -145,5 +158,9 @@ mod tests {
         assert!(!f("3.3a").raw_show_buffer && f("3.4").raw_show_buffer);
         assert!(!f("3.4").mirrored_layouts && f("3.5").mirrored_layouts);
         assert!(!f("3.6a").line_marks && f("3.7").line_marks && f("next-3.8").line_marks);
+        assert!(!Features::of(Version::UNKNOWN).pause_before_respawn);
+        assert!(f("3.2").pause_before_respawn && f("3.3a").pause_before_respawn);
+        assert!(f("3.7c").pause_before_respawn && !f("next-3.8").pause_before_respawn);
+        assert!(!f("3.8").pause_before_respawn && !f("3.9").pause_before_respawn);
     }
 }

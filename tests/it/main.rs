@@ -42,6 +42,7 @@ mod resources_live;
 mod run_live;
 mod run_marks_live;
 mod snapshot_live;
+mod soak_live;
 mod ssh_faults_live;
 mod ssh_live;
 mod startup;

@@ -375,6 +375,54 @@ async fn respawn_pane_restarts_in_place() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A pane our first session's client streams (a cursor), swapped into
+/// another session, printing there, then respawned with kill: before 3.8
+/// tmux kept that client's frozen offset for the pane across the respawn
+/// and its parser read past the new buffer (SIGSEGV in `input_parse`; 20
+/// of 20 such runs on 3.3a and 3.7b before the guard). See
+/// protocol/tmux-control.md §7b.
+#[tokio::test]
+async fn respawning_a_streamed_pane_swapped_into_another_session_leaves_tmux_alive() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+    let server = || tmux.try_cmd(&["display-message", "-p", "#{pid}"]).stdout;
+    let pid = server();
+    ok(&svc, "capture_since", json!({"pane_id": pane})).await;
+    let other = tmux.cmd(&["new-session", "-d", "-s", "other", "-P", "-F", "#{pane_id}"]);
+    ok(
+        &svc,
+        "swap_pane",
+        json!({"source_pane_id": pane, "target_pane_id": other.trim()}),
+    )
+    .await;
+    // Output tmux has read and parsed (it is on the screen) after the swap.
+    type_line(&tmux, &pane, "seq 1 300; echo printed-$((6*7))");
+    until("the pane to print", || {
+        capture(&tmux, &pane).contains("printed-42")
+    })
+    .await;
+
+    let shell = "sh -c 'echo hi; exec sh'";
+    ok(
+        &svc,
+        "respawn_pane",
+        json!({"pane_id": pane, "kill": true, "shell": shell}),
+    )
+    .await;
+    // The new program's first read is what crashed tmux: wait until it is
+    // on the screen (polled with the CLI, which fails if tmux is gone).
+    until("the respawned pane to print", || {
+        let out = tmux.try_cmd(&["capture-pane", "-p", "-t", &pane]);
+        !out.status.success() || String::from_utf8_lossy(&out.stdout).contains("hi")
+    })
+    .await;
+    assert_eq!(server(), pid, "the tmux server survived the respawn");
+    // The pane streams again, from the respawn on.
+    let since = ok(&svc, "capture_since", json!({"pane_id": pane})).await;
+    assert!(since["cursor"].is_string(), "{since}");
+}
+
 fn listing(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()

@@ -70,6 +70,9 @@ struct State {
     muted: HashSet<PaneId>,
     /// Flood pauses so far: tells a stale resume from the current one.
     episodes: u64,
+    /// Wanted panes paused around a respawn ([`Quiet::hold`]), streamed
+    /// again by [`Quiet::unhold`].
+    held: HashSet<PaneId>,
 }
 
 #[derive(Default)]
@@ -133,6 +136,39 @@ impl Quiet {
             need: Need::Exact,
             unpaused,
             _busy: busy,
+        }
+    }
+
+    /// Pauses `pane` on this client whatever wants it, before a respawn
+    /// (see [`Features::pause_before_respawn`](super::version::Features::pause_before_respawn)):
+    /// a paused pane's offset on this client no longer holds tmux's buffer
+    /// of the pane, even when the pane has left this client's session. The
+    /// answer says tmux has run the pause (and so has drained the buffer
+    /// down to what its other readers still need). The pause discards what
+    /// was queued for this client: a gap for the pane's leases.
+    pub(super) fn hold(&self, pane: PaneId) -> Answer {
+        let mut state = self.state();
+        if state.wanted.contains_key(&pane) {
+            state.held.insert(pane);
+        } else {
+            state.muted.insert(pane);
+        }
+        self.commands.fire_answered(&refresh(pane, "pause"))
+    }
+
+    /// Streams `pane` again after [`Quiet::hold`] if something still wants
+    /// it (and no flood pause is running); otherwise it stays paused.
+    pub(super) fn unhold(&self, pane: PaneId) {
+        let mut state = self.state();
+        if !state.held.remove(&pane) {
+            return;
+        }
+        match state.wanted.get(&pane) {
+            Some(want) if want.flood.paused.is_none() => self.set(pane, "continue"),
+            Some(_) => {}
+            None => {
+                state.muted.insert(pane);
+            }
         }
     }
 

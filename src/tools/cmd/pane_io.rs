@@ -373,7 +373,7 @@ async fn respawn_pane(
     if let Some(shell) = &args.shell {
         cmd = cmd.flag("--").arg(shell);
     }
-    target.run(cmd).await?;
+    target.hub.respawn(pane, &cmd).await?;
     app.pane_info(&target, pane).await
 }
 
