@@ -201,31 +201,40 @@ fn a_hidden_tool_names_its_toolset_and_the_setting_that_serves_it() {
     );
 }
 
+/// The tools this wave added to the 55 of the reference and
+/// `wait_for_state`: they share the catalog budget below.
+const WAVE_TOOLS: &[&str] = &["send_prompt"];
+
 /// The whole catalog is what an agent pays before doing anything: with
-/// every toolset on, `tools/list` stays under 50 KB (the reference's is
+/// every toolset on, `tools/list` stays under 55 KB (the reference's is
 /// about 150 KB), and what a model reads of it (name, description and
-/// inputSchema of every tool, compact JSON) at most 26,500 bytes (the
+/// inputSchema of every tool, compact JSON) at most 26,500 bytes for the
+/// reference's tools and `wait_for_state`, 28,000 with this wave's (the
 /// reference's is about 72,000). `reference_defaults_are_advertised`
 /// checks that no argument was dropped to get there.
 #[test]
 fn the_tool_list_stays_small() {
     let tools = service().tools();
-    assert_eq!(tools.len(), 55);
+    assert_eq!(tools.len(), 55 + WAVE_TOOLS.len());
     let list = serde_json::json!({ "tools": tools });
     let bytes = serde_json::to_string(&list).unwrap().len();
-    assert!(bytes < 50_000, "tools/list is {bytes} bytes");
-    let seen: usize = tools
-        .iter()
-        .map(|t| {
-            let visible = serde_json::json!({
-                "name": t["name"],
-                "description": t["description"],
-                "inputSchema": t["inputSchema"],
-            });
-            serde_json::to_string(&visible).unwrap().len()
-        })
-        .sum();
-    assert!(seen <= 26_500, "the model-visible catalog is {seen} bytes");
+    assert!(bytes < 55_000, "tools/list is {bytes} bytes");
+    let seen = |t: &serde_json::Value| {
+        let visible = serde_json::json!({
+            "name": t["name"],
+            "description": t["description"],
+            "inputSchema": t["inputSchema"],
+        });
+        serde_json::to_string(&visible).unwrap().len()
+    };
+    let all: usize = tools.iter().map(seen).sum();
+    let wave = |t: &&serde_json::Value| WAVE_TOOLS.contains(&t["name"].as_str().unwrap_or(""));
+    let before: usize = tools.iter().filter(|t| !wave(t)).map(seen).sum();
+    assert!(
+        before <= 26_500,
+        "the reference's tools cost {before} bytes"
+    );
+    assert!(all <= 28_000, "the model-visible catalog is {all} bytes");
 }
 
 /// Defaults changed on purpose, each listed in `protocol/differences.md`.

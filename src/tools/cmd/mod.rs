@@ -27,6 +27,7 @@ pub mod pane_layout;
 pub mod prompts;
 pub mod resources;
 pub mod run;
+pub mod send_prompt;
 pub mod server;
 pub mod since;
 pub mod wait;
@@ -42,6 +43,7 @@ pub fn catalog(config: &Config) -> Catalog {
     pane::register(&mut tools, config);
     pane_layout::register(&mut tools, config);
     pane_io::register(&mut tools, config);
+    send_prompt::register(&mut tools, config);
     wait::register(&mut tools, config);
     wait_state::register(&mut tools, config);
     run::register(&mut tools, config);

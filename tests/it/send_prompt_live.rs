@@ -1,0 +1,151 @@
+//! send_prompt against programs that read a paste: a stand-in for an agent
+//! CLI's input box (tests/programs/input-box.py: raw mode, bracketed paste,
+//! an Enter within 100 ms of a paste ignored) and bash at its prompt.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::support::{PrivateTmux, ok};
+
+const BOUND: Duration = Duration::from_secs(10);
+
+/// The pane's whole history and screen.
+fn history(tmux: &PrivateTmux, pane: &str) -> String {
+    tmux.cmd(&["capture-pane", "-p", "-J", "-S", "-", "-t", pane])
+}
+
+/// Polls the pane's text until `cond` holds (tmux has no event for
+/// "the screen shows"), failing after `BOUND`.
+async fn until_screen(tmux: &PrivateTmux, pane: &str, cond: impl Fn(&str) -> bool) -> String {
+    let started = Instant::now();
+    loop {
+        let text = history(tmux, pane);
+        if cond(&text) {
+            return text;
+        }
+        assert!(started.elapsed() < BOUND, "{pane} never showed it:\n{text}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn submitted_line(message: &str) -> String {
+    // A paste carries newlines as carriage returns, as a terminal does.
+    let bytes = message.replace('\n', "\r");
+    let digest = Sha256::digest(bytes.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("SUBMITTED {} {hex}", bytes.len())
+}
+
+#[tokio::test]
+async fn a_message_reaches_an_input_box_once_whole_and_submitted() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let program = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/programs/input-box.py");
+    let pane = tmux
+        .cmd(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "python3",
+            program,
+        ])
+        .trim()
+        .to_owned();
+    until_screen(&tmux, &pane, |t| t.contains("> ready")).await;
+
+    let short = "first line\nsecond line\nthird: done";
+    let big: String = (0..4200)
+        .map(|i| format!("line {i:05} of a long prompt, padded to fifty bytes\n"))
+        .collect();
+    assert!(big.len() > 200 * 1024);
+    for message in [short, big.as_str()] {
+        let r = ok(
+            &svc,
+            "send_prompt",
+            json!({"pane_id": pane, "text": message}),
+        )
+        .await;
+        assert_eq!(r["outcome"], "submitted", "{r}");
+        assert!(r["attempts"].as_i64().unwrap() >= 1, "{r}");
+        let want = submitted_line(message);
+        let text = until_screen(&tmux, &pane, |t| t.contains(&want)).await;
+        assert_eq!(text.matches(&want).count(), 1, "{text}");
+    }
+    let text = history(&tmux, &pane);
+    assert_eq!(text.matches("SUBMITTED").count(), 2, "{text}");
+}
+
+/// bash and zsh at their prompt (bracketed paste on) and the python3
+/// REPL run a message once (the REPL's, two lines, as one edit).
+#[tokio::test]
+async fn shells_and_a_repl_run_the_message_once() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let programs: [(&str, &[&str], &str); 3] = [
+        (
+            "bash",
+            &["bash", "--norc", "--noprofile"],
+            "echo sp-$((6*7))-bash",
+        ),
+        ("zsh", &["zsh", "-f"], "echo sp-$((6*7))-zsh"),
+        (
+            "python3",
+            &["python3", "-q"],
+            "x = 6 * 7\nprint(f'sp-{x}-python3')",
+        ),
+    ];
+    for (name, argv, message) in programs {
+        if !crate::support::shell_installed(name, "send_prompt") {
+            continue;
+        }
+        let mut args = vec!["new-window", "-d", "-P", "-F", "#{pane_id}"];
+        args.extend_from_slice(argv);
+        let pane = tmux.cmd(&args).trim().to_owned();
+        tmux.until_foreground(&pane, name).await;
+        let r = ok(
+            &svc,
+            "send_prompt",
+            json!({"pane_id": pane, "text": message}),
+        )
+        .await;
+        assert_eq!(r["outcome"], "submitted", "{name}: {r}");
+        let want = format!("sp-42-{name}");
+        let text = until_screen(&tmux, &pane, |t| t.lines().any(|l| l.trim_end() == want)).await;
+        let printed = text.lines().filter(|l| l.trim_end() == want).count();
+        assert_eq!(printed, 1, "{name}:\n{text}");
+    }
+}
+
+#[tokio::test]
+async fn without_submit_the_text_waits_in_the_program() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let program = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/programs/input-box.py");
+    let pane = tmux
+        .cmd(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "python3",
+            program,
+        ])
+        .trim()
+        .to_owned();
+    until_screen(&tmux, &pane, |t| t.contains("> ready")).await;
+    let r = ok(
+        &svc,
+        "send_prompt",
+        json!({"pane_id": pane, "text": "draft only", "submit": false}),
+    )
+    .await;
+    assert_eq!(r["outcome"], "typed_not_submitted", "{r}");
+    assert_eq!(r["attempts"], 0);
+    until_screen(&tmux, &pane, |t| t.contains("[draft: 10 bytes]")).await;
+    assert!(!history(&tmux, &pane).contains("SUBMITTED"));
+}
