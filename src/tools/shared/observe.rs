@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::panes::Follower;
+use crate::panes::anchor::{self, Anchor, Line, Located, SLACK};
 use crate::tmux::TmuxError;
 use crate::tmux::format::Schema;
 use crate::tmux::hub::{Hub, Stream};
@@ -116,14 +117,6 @@ impl Watch {
         self.need = Need::Screen;
         if let Some(stream) = &mut self.stream {
             stream.lease.need(Need::Screen);
-        }
-    }
-
-    /// Ends the watch but keeps the pane streamed for the cursor just
-    /// handed out, so the next read continues without a gap.
-    pub fn keep_streaming(self, linger: Duration) {
-        if let Some(stream) = self.stream {
-            stream.lease.linger(linger);
         }
     }
 
@@ -375,4 +368,202 @@ async fn describe(target: &Target, id: PaneId) -> ToolResult<(SessionId, Describ
 pub async fn watch_pane(target: &Target, sel: &lookup::PaneSel) -> ToolResult<Watch> {
     let id = lookup::resolve_pane(target, sel).await?;
     Watch::start(target, id).await
+}
+
+// ------------------------------------------------------------ reading back
+
+/// A pane's state as a read-back needs it: who it is (the tmux server's
+/// pid, the pane's process), its rows and whether history can be trimmed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rows {
+    pane: Option<PaneId>,
+    /// The tmux server's process id: a cursor names its server by it.
+    pub server: u32,
+    pub pid: u32,
+    /// Rows of history held now.
+    pub history: u64,
+    pub limit: u64,
+    pub height: u64,
+    pub width: usize,
+    pub alternate: bool,
+}
+
+const ROWS: Schema<Rows> = Schema(&[
+    ("pane_id", |r, v| r.pane = PaneId::parse(v.as_bytes())),
+    ("pid", |r, v| r.server = v.parse().unwrap_or(0)),
+    ("pane_pid", |r, v| r.pid = v.parse().unwrap_or(0)),
+    ("history_size", |r, v| r.history = v.parse().unwrap_or(0)),
+    ("history_limit", |r, v| r.limit = v.parse().unwrap_or(0)),
+    ("pane_height", |r, v| r.height = v.parse().unwrap_or(0)),
+    ("pane_width", |r, v| r.width = v.parse().unwrap_or(0)),
+    ("alternate_on", |r, v| r.alternate = v == "1"),
+]);
+
+/// The pane's rows now, on the command client (no stream is needed).
+pub async fn rows(target: &Target, id: PaneId) -> ToolResult<Rows> {
+    let cmd = Command::new("display-message")
+        .flag("-p")
+        .target(id)
+        .arg(ROWS.template());
+    ROWS.parse(&target.run(cmd).await?)
+        .into_iter()
+        .find(|r| r.pane == Some(id))
+        .ok_or_else(|| pane_not_found(&id.to_string()))
+}
+
+/// Logical lines (`-J`) from absolute row `from` (clamped to what tmux
+/// holds) to the bottom of the screen, read when the pane's rows held
+/// still across the capture (three tries; then the last, its rows
+/// uncertain by how far they moved). Returns the lines, the state and that
+/// uncertainty in rows.
+async fn capture_rows(
+    target: &Target,
+    id: PaneId,
+    from: Option<u64>,
+) -> ToolResult<(Vec<Line>, Rows, u64)> {
+    let mut before = rows(target, id).await?;
+    let mut drift = 0;
+    for attempt in 0..3 {
+        // `-S` is relative to the history's current size.
+        let start = from.map(|row| {
+            row.saturating_sub(drift)
+                .min(before.history + before.height)
+        });
+        let mut cmd = Command::new("capture-pane").flag("-p").flag("-J");
+        cmd = match start {
+            Some(row) => cmd.opt("-S", (row as i64 - before.history as i64).to_string()),
+            None => cmd.opt("-S", "-"),
+        };
+        let captured = target.run(cmd.opt("-E", "-").target(id)).await?;
+        let after = rows(target, id).await?;
+        let moved = after.history.abs_diff(before.history);
+        if moved == 0 && after == before || attempt == 2 {
+            let first = start.unwrap_or(0).min(after.history + after.height);
+            return Ok((anchor::lines(&captured, first, after.width), after, moved));
+        }
+        drift = moved;
+        before = after;
+    }
+    unreachable!("the third attempt returns")
+}
+
+/// What was printed after an anchor, read back from tmux.
+pub struct ReadBack {
+    /// The new logical lines, oldest first, with their rows now.
+    pub lines: Vec<Line>,
+    /// Output was lost: tmux no longer holds it (or the pane is not the
+    /// one the anchor was taken in).
+    pub missed: bool,
+    /// At least this many lines are gone, when that is known.
+    pub missing: Option<u64>,
+    /// Where the reader is when no line is new: the anchor, moved as
+    /// tmux's rows moved.
+    pub anchor: Anchor,
+    pub rows: Rows,
+}
+
+/// The visible screen as new lines, anchored after its last line.
+pub async fn read_screen(target: &Target, id: PaneId) -> ToolResult<ReadBack> {
+    let state = rows(target, id).await?;
+    let (lines, rows, _) = capture_rows(target, id, Some(state.history)).await?;
+    Ok(ReadBack {
+        anchor: anchor::anchor_after(&lines, rows.history),
+        lines,
+        missed: false,
+        missing: None,
+        rows,
+    })
+}
+
+/// Every line printed in pane `id` after `anchor` (taken in tmux server
+/// `server`, pane process `pid`), read back from the pane's history and
+/// screen. When tmux no longer holds the anchored line, the result says
+/// so and holds what tmux still has (the whole history after a trim, the
+/// screen after a clear or respawn).
+pub async fn read_back(
+    target: &Target,
+    id: PaneId,
+    server: u32,
+    pid: u32,
+    anchor: Anchor,
+) -> ToolResult<ReadBack> {
+    let lost = |mut screen: ReadBack, missing| {
+        screen.missed = true;
+        screen.missing = missing;
+        screen
+    };
+    let (lines, rows, drift) =
+        capture_rows(target, id, Some(anchor.row.saturating_sub(SLACK))).await?;
+    if rows.server != server || rows.pid != pid {
+        // Another tmux server, or the pane's process was replaced.
+        return Ok(lost(read_screen(target, id).await?, None));
+    }
+    if rows.alternate {
+        // A full-screen program draws: its screen is what there is to
+        // read, and the anchor (in the normal screen's rows) stays valid
+        // for when it leaves.
+        let mut screen = read_screen(target, id).await?;
+        screen.anchor = anchor;
+        return Ok(screen);
+    }
+    let slack = anchor::uncertainty(&lines) + drift;
+    let near = anchor::find_within(&lines, &anchor, anchor.row, slack);
+    if let anchor::Found::At { index, fresh } = near {
+        let from = if fresh { index } else { index + 1 };
+        return Ok(ReadBack {
+            lines: lines[from..].to_vec(),
+            missed: false,
+            missing: None,
+            anchor,
+            rows,
+        });
+    }
+    if rows.limit == 0 || rows.history + anchor::trim_chunk(rows.limit) < rows.limit {
+        // Rows have not been trimmed: the line was cleared or rewritten.
+        return Ok(lost(read_screen(target, id).await?, None));
+    }
+    let (all, rows, drift) = capture_rows(target, id, None).await?;
+    let slack = anchor::uncertainty(&all) + drift;
+    match anchor::locate(&all, &anchor, rows.limit, rows.history, slack) {
+        Located::Found { from, dropped } => Ok(ReadBack {
+            lines: all[from..].to_vec(),
+            missed: false,
+            missing: None,
+            anchor: Anchor {
+                row: anchor.row.saturating_sub(dropped),
+                ..anchor
+            },
+            rows,
+        }),
+        Located::Trimmed { missing } => Ok(ReadBack {
+            anchor: Anchor::new(0, ""),
+            lines: all,
+            missed: true,
+            missing: Some(missing),
+            rows,
+        }),
+        Located::Gone => Ok(lost(read_screen(target, id).await?, None)),
+    }
+}
+
+/// A cursor's anchor for pane `id` now: the last line printed whose text
+/// is `last` (the last line a call returned), looked for from the bottom
+/// of the screen and the screenful above it, else the last line with text.
+pub async fn anchor_at(
+    target: &Target,
+    id: PaneId,
+    last: Option<&str>,
+) -> ToolResult<(Rows, Anchor)> {
+    let state = rows(target, id).await?;
+    let from = state.history.saturating_sub(state.height);
+    let (lines, rows, _) = capture_rows(target, id, Some(from)).await?;
+    let found = last.and_then(|text| {
+        let text = text.trim_end();
+        lines.iter().rev().find(|l| l.text == text)
+    });
+    let anchor = match found {
+        Some(line) => Anchor::new(line.row, &line.text),
+        None => anchor::anchor_after(&lines, rows.history),
+    };
+    Ok((rows, anchor))
 }
