@@ -158,6 +158,39 @@ pub fn find_within(lines: &[Line], anchor: &Anchor, expected: u64, slack: u64) -
     }
 }
 
+/// Whether rows may have been trimmed: tmux trims only a history at its
+/// limit, and leaves it within a chunk of it; below that, rows stay put.
+pub fn trimmable(limit: u64, history: u64) -> bool {
+    limit > 0 && history + trim_chunk(limit) >= limit
+}
+
+/// The rows where a line anchored at `row` can be now, nearest first: its
+/// own row, and (history at its `limit`) each whole chunk higher, among
+/// the `bottom` rows tmux holds.
+pub fn candidates(row: u64, limit: u64, history: u64, bottom: u64) -> Vec<u64> {
+    let step = trim_chunk(limit);
+    let mut rows = Vec::new();
+    let mut at = Some(row);
+    while let Some(r) = at {
+        if r < bottom {
+            rows.push(r);
+        }
+        if !trimmable(limit, history) {
+            break;
+        }
+        at = r.checked_sub(step);
+    }
+    rows
+}
+
+/// At least how many lines printed after a line anchored at `row` are
+/// gone once tmux dropped it: the smallest drop that removed the row also
+/// removed the rows after it up to the next multiple of the chunk.
+pub fn missing_after(row: u64, limit: u64) -> u64 {
+    let step = trim_chunk(limit);
+    (row / step + 1) * step - row - 1
+}
+
 /// What a read from an anchor found in a capture of the whole history.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Located {
@@ -176,9 +209,7 @@ pub enum Located {
 /// `history` rows: at its own row first, then `k` trim chunks higher.
 pub fn locate(lines: &[Line], anchor: &Anchor, limit: u64, history: u64, slack: u64) -> Located {
     let chunk = trim_chunk(limit);
-    // Trimming only ever happens to a history at its limit, and leaves it
-    // within a chunk of it: below that, rows have not moved.
-    let trimmed = limit > 0 && history + chunk >= limit;
+    let trimmed = trimmable(limit, history);
     let mut dropped = 0;
     while let Some(expected) = anchor.row.checked_sub(dropped) {
         if let Found::At { index, fresh } = find_within(lines, anchor, expected, slack) {
@@ -190,10 +221,9 @@ pub fn locate(lines: &[Line], anchor: &Anchor, limit: u64, history: u64, slack: 
         }
         dropped += chunk;
     }
-    // The smallest drop that removed the anchor's row also removed the
-    // rows after it up to the next multiple of the chunk.
-    let missing = dropped.saturating_sub(anchor.row + 1);
-    Located::Trimmed { missing }
+    Located::Trimmed {
+        missing: missing_after(anchor.row, limit),
+    }
 }
 
 #[cfg(test)]
@@ -264,6 +294,22 @@ mod tests {
         assert_eq!(got[24].text, "line64");
         // Far from the limit rows do not move: a changed row is gone.
         assert_eq!(locate(&got, &moved, 2000, 95, SLACK), Located::Gone);
+    }
+
+    #[test]
+    fn candidates_are_the_rows_whole_chunks_higher() {
+        // Limit 100 (chunk 10), history at it: row 25, then 15 and 5.
+        assert_eq!(candidates(25, 100, 95, 120), [25, 15, 5]);
+        // Rows tmux does not hold yet are no candidates.
+        assert_eq!(
+            candidates(125, 100, 95, 120),
+            [115, 105, 95, 85, 75, 65, 55, 45, 35, 25, 15, 5]
+        );
+        // Far from the limit a line stays on its row.
+        assert_eq!(candidates(25, 2000, 95, 120), [25]);
+        assert_eq!(missing_after(5, 100), 4);
+        assert_eq!(missing_after(9, 100), 0);
+        assert_eq!(missing_after(10, 100), 9);
     }
 
     #[test]

@@ -195,3 +195,28 @@ async fn lines_past_the_history_limit_are_missed_and_counted() {
     assert_eq!(after["lines_missed"], false, "{after}");
     assert_eq!(printed(&after, "after"), ["after"], "{after}");
 }
+
+/// A pane at its history limit that printed a little since the cursor:
+/// tmux trimmed a chunk, the anchored line moved up, nothing is missed.
+#[tokio::test]
+async fn a_line_moved_up_by_a_trim_is_found_again() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    tmux.cmd(&["set-option", "-g", "history-limit", "100"]);
+    let pane = tmux
+        .cmd(&["new-window", "-P", "-F", "#{pane_id}", "-t", "main"])
+        .trim()
+        .to_owned();
+    // Fill the history to its limit.
+    print(&tmux, &pane, "seq -f 'fill-%g' 1 300", "filled").await;
+    let first = ok(&svc, "capture_since", json!({"pane_id": pane})).await;
+    // 25 lines: more than one chunk (10 rows) is trimmed meanwhile.
+    print(&tmux, &pane, "seq -f 'moved-%g' 1 25", "moved").await;
+    let next = ok(&svc, "capture_since", json!({"cursor": cursor(&first)})).await;
+    assert_eq!(next["lines_missed"], false, "{next}");
+    let want: Vec<String> = (1..=25).map(|i| format!("moved-{i}")).collect();
+    assert_eq!(printed(&next, "moved-"), want, "{next}");
+    assert!(printed(&next, "fill-").is_empty(), "{next}");
+    let again = ok(&svc, "capture_since", json!({"cursor": cursor(&next)})).await;
+    assert!(printed(&again, "moved-").is_empty(), "{again}");
+}
