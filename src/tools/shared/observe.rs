@@ -500,6 +500,19 @@ async fn capture_from(
     Ok((anchor::lines(&captured, first, after.width), after))
 }
 
+/// How uncertain the rows of a capture are because the pane's rows moved
+/// between `state` and `after`: exact when they did not (a looser search
+/// would find the wrong one of many equal lines, a prompt), else by
+/// [`SLACK`] (the capture and `after`, sent together, as a rule ran in
+/// one go).
+fn moved(state: &Rows, after: &Rows) -> u64 {
+    if after.history == state.history {
+        0
+    } else {
+        SLACK
+    }
+}
+
 /// What was printed after an anchor, read back from tmux.
 pub struct ReadBack {
     /// The new logical lines, oldest first, with their rows now.
@@ -624,7 +637,7 @@ pub async fn read_back(
             let (lines, rows) = capture_from(target, id, &state, Some(from)).await?;
             // Where it is now: rows of the old frame moved by what tmux
             // trimmed in between (nothing, or whole chunks).
-            let slack = anchor::uncertainty(&lines) + SLACK;
+            let slack = anchor::uncertainty(&lines) + moved(&state, &rows);
             let chunk = anchor::trim_chunk(rows.limit);
             let moves = if anchor::trimmable(rows.limit, rows.history) {
                 3
@@ -666,7 +679,7 @@ pub async fn read_back(
     // The rows moved under the probes or the capture: the whole history,
     // once, searched as a whole.
     let (all, rows) = capture_from(target, id, &state, None).await?;
-    let slack = anchor::uncertainty(&all) + SLACK;
+    let slack = anchor::uncertainty(&all) + moved(&state, &rows);
     match anchor::locate(&all, &anchor, rows.limit, rows.history, slack) {
         Located::Found { from, dropped } => Ok(ReadBack {
             lines: all[from..].to_vec(),
