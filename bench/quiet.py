@@ -21,7 +21,7 @@ the end), with the tmux-mcp binary talking to them over MCP stdio:
 
     cargo build --release
     bench/quiet.py [--bin target/release/tmux-mcp] [--tmux tmux] [--tmux target/tmux/3.7b/bin/tmux]
-                   [--scenarios unwatched,watched,commands,sessions] [--repeat 3]
+                   [--scenarios unwatched,watched,commands,sessions,rounds] [--rounds 12] [--repeat 3]
 """
 
 import argparse
@@ -241,6 +241,44 @@ def commands_under_floods(args, tmux_bin):
         tmux.kill()
 
 
+def percentile99(sorted_values):
+    """The 99th percentile (nearest rank) of sorted values."""
+    return sorted_values[max(0, -(-99 * len(sorted_values) // 100) - 1)]
+
+
+def rounds_under_floods(args, tmux_bin):
+    """Issue 20's sequence: p1 and p2 print `seq 1 20000` in a loop, p3 is
+    quiet; each round a wait_for_text(timeout=0.4) then a capture_since
+    (with the cursor of the previous one) on p1, p2, p3 in turn. Returns
+    the waits' time past their 0.4 s and the captures' times, sorted."""
+    tmux = Tmux(tmux_bin, "r")
+    tmux.start()
+    panes = [tmux.pane("main"), tmux.split("main"), tmux.split("main")]
+    for pane in panes[:2]:
+        tmux("send-keys", "-t", pane, "while :; do seq 1 20000; done", "Enter")
+    mcp = tmux.mcp(args.bin)
+    cursors = {}
+    waits, captures = [], []
+    try:
+        for i in range(args.rounds):
+            pane = panes[i % 3]
+            started = time.monotonic()
+            mcp.result(mcp.call_start("wait_for_text", {"pane_id": pane, "patterns": ["never"],
+                                                        "timeout": 0.4}), bound=30)
+            waits.append(time.monotonic() - started - 0.4)
+            call = {"pane_id": pane}
+            if pane in cursors:
+                call["cursor"] = cursors[pane]
+            started = time.monotonic()
+            result = mcp.result(mcp.call_start("capture_since", call), bound=30)
+            captures.append(time.monotonic() - started)
+            cursors[pane] = result["cursor"]
+        return sorted(waits), sorted(captures)
+    finally:
+        mcp.close()
+        tmux.kill()
+
+
 def many_sessions(args, tmux_bin):
     tmux = Tmux(tmux_bin, "s")
     tmux.start("s0")
@@ -290,6 +328,7 @@ def main():
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--idle", type=float, default=5.0, help="TMUX_MCP_IDLE_DETACH_SECONDS")
+    parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--scenarios", default="unwatched,watched,commands,sessions",
                         type=lambda v: set(v.split(",")))
     args = parser.parse_args()
@@ -308,6 +347,15 @@ def main():
             p50, p99 = commands_under_floods(args, tmux_bin)
             print(f"list_panes under two neighbour floods ({args.calls} calls): p50 {p50 * 1000:.1f} ms, "
                   f"p99 {p99 * 1000:.1f} ms", flush=True)
+        if "rounds" in args.scenarios:
+            for _ in range(args.repeat):
+                waits, captures = rounds_under_floods(args, tmux_bin)
+                print(f"  rounds: {args.rounds} rounds, wait past its timeout median "
+                      f"{statistics.median(waits) * 1000:.1f} ms p99 {percentile99(waits) * 1000:.1f} ms "
+                      f"max {waits[-1] * 1000:.1f} ms; "
+                      f"capture_since median {statistics.median(captures) * 1000:.1f} ms "
+                      f"p99 {percentile99(captures) * 1000:.1f} ms max {captures[-1] * 1000:.1f} ms "
+                      f"(bound: each within 100 ms)", flush=True)
         if "sessions" in args.scenarios:
             print_sessions(args, tmux_bin)
 

@@ -64,7 +64,7 @@ pub struct Limits {
     pub watched_panes: usize,
     /// A control client with nothing watched detaches after this long
     /// (`TMUX_MCP_IDLE_DETACH_SECONDS`, default 30; `0` keeps clients:
-    /// `None`). A cursor keeps its pane streamed as long.
+    /// `None`).
     pub idle_detach: Option<Duration>,
     /// Streaming clients attached at once per tmux server
     /// (`TMUX_MCP_STREAMING_CLIENTS`, default 16): each costs tmux work on

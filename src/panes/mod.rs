@@ -5,6 +5,7 @@
 //! a stream ([`osc`]): a shell's marks ([`marks`]), run_command's markers,
 //! and where the bell rang ([`bell`]). Nothing here knows tmux.
 
+pub mod anchor;
 pub mod bell;
 pub mod follow;
 pub mod lines;

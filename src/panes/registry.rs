@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use tokio::sync::watch;
 
@@ -80,7 +80,15 @@ pub struct Panes {
     panes: Mutex<HashMap<PaneId, Arc<Pane>>>,
 }
 
-static EPOCH: AtomicU64 = AtomicU64::new(1);
+/// Recording numbers, unique across server processes too (a cursor names
+/// its recording by one, and may be read by a later process): they start
+/// from the microseconds since 1970 when the process first needs one.
+static EPOCH: LazyLock<AtomicU64> = LazyLock::new(|| {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_micros() as u64);
+    AtomicU64::new(now.max(1))
+});
 
 impl Panes {
     pub fn new(ring_capacity: usize, max_panes: usize) -> Self {

@@ -280,7 +280,7 @@ impl Connection {
         let commands = Commands(requests);
         let activity = Activity::new(setup.idle.clone());
         let quiet = (setup.role == Role::Streaming && setup.features.mute)
-            .then(|| Quiet::new(session, commands.clone(), activity.clone()));
+            .then(|| Quiet::new(session, commands.clone()));
         let closed = CancellationToken::new();
         let gone = CancellationToken::new();
         let pending = Arc::new(Mutex::new(VecDeque::<Slot>::new()));

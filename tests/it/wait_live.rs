@@ -439,7 +439,7 @@ async fn capture_since_returns_each_output_once() {
         .map(|l| l.trim_start_matches("$ "))
         .filter(|l| l.starts_with("a-"))
         .collect();
-    assert_eq!(printed, ["a-1", "a-2", "a-3"], "{lines:?}");
+    assert_eq!(printed, ["a-1", "a-2", "a-3"], "{second}");
     let cursor = second["cursor"].as_str().unwrap().to_owned();
 
     ok(

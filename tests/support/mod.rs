@@ -178,6 +178,11 @@ impl PrivateTmux {
         }
     }
 
+    /// The socket name (`tmux -L`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     pub fn socket_path(&self) -> PathBuf {
         PathBuf::from(
             self.cmd(&["display-message", "-p", "#{socket_path}"])

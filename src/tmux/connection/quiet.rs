@@ -34,7 +34,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::{Activity, Answer, Busy, Commands};
+use super::{Answer, Busy, Commands};
 use crate::tmux::control::Event;
 use crate::tmux::{Command, PaneId, SessionId, TmuxError, WindowId};
 
@@ -49,7 +49,7 @@ pub const FLOOD_PAUSE_MAX: Duration = Duration::from_millis(200);
 /// What a lease needs of its pane's output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Need {
-    /// Every byte (a command's output, a cursor): never paused for a flood.
+    /// Every byte (a command's output): never paused for a flood.
     Exact,
     /// The screen is enough after a gap (a wait matching text).
     Screen,
@@ -59,7 +59,6 @@ pub enum Need {
 pub struct Quiet {
     session: SessionId,
     commands: Commands,
-    activity: Activity,
     state: Mutex<State>,
 }
 
@@ -79,10 +78,6 @@ struct State {
 struct Want {
     exact: usize,
     screen: usize,
-    /// Streamed until then after the last lease went (a live cursor).
-    linger: Option<Instant>,
-    /// A task is sleeping until `linger`.
-    linger_task: bool,
     flood: Flood,
 }
 
@@ -100,20 +95,15 @@ struct Flood {
 
 impl Want {
     fn is_empty(&self) -> bool {
-        self.exact == 0 && self.screen == 0 && self.linger.is_none()
+        self.exact == 0 && self.screen == 0
     }
 }
 
 impl Quiet {
-    pub(in crate::tmux) fn new(
-        session: SessionId,
-        commands: Commands,
-        activity: Activity,
-    ) -> Arc<Quiet> {
+    pub(in crate::tmux) fn new(session: SessionId, commands: Commands) -> Arc<Quiet> {
         Arc::new(Quiet {
             session,
             commands,
-            activity,
             state: Mutex::new(State::default()),
         })
     }
@@ -245,8 +235,8 @@ impl Quiet {
             return;
         };
         // Only a pane wanted by nothing but screen-matching waits may be
-        // paused for a flood (a lingering cursor needs every byte).
-        if want.exact > 0 || want.linger.is_some() || want.flood.paused.is_some() {
+        // paused for a flood.
+        if want.exact > 0 || want.flood.paused.is_some() {
             return;
         }
         let now = Instant::now();
@@ -309,45 +299,13 @@ impl Quiet {
         }
     }
 
-    fn release(self: &Arc<Self>, pane: PaneId, need: Need, linger: Option<Duration>) {
+    fn release(&self, pane: PaneId, need: Need) {
         let mut state = self.state();
         let Some(want) = state.wanted.get_mut(&pane) else {
             return;
         };
         *need_count(want, need) -= 1;
-        if let Some(linger) = linger {
-            let until = Instant::now() + linger;
-            want.linger = Some(want.linger.map_or(until, |t| t.max(until)));
-            if !want.linger_task {
-                want.linger_task = true;
-                let busy = self.activity.enter();
-                tokio::spawn(self.clone().linger(pane, busy));
-            }
-        }
         self.mute_if_unwanted(&mut state, pane);
-    }
-
-    /// Keeps `pane` streamed until its linger deadline, however often it
-    /// is extended; the client counts as busy meanwhile.
-    async fn linger(self: Arc<Self>, pane: PaneId, _busy: Busy) {
-        loop {
-            let until = {
-                let mut state = self.state();
-                let Some(want) = state.wanted.get_mut(&pane) else {
-                    return;
-                };
-                match want.linger {
-                    Some(until) if until > Instant::now() => until,
-                    _ => {
-                        want.linger = None;
-                        want.linger_task = false;
-                        self.mute_if_unwanted(&mut state, pane);
-                        return;
-                    }
-                }
-            };
-            tokio::time::sleep_until(until.into()).await;
-        }
     }
 
     fn mute_if_unwanted(&self, state: &mut State, pane: PaneId) {
@@ -422,20 +380,12 @@ impl Lease {
         }
         self.need = need;
     }
-
-    /// Ends the lease but keeps the pane streamed for `linger` more (a
-    /// cursor handed to an agent that will likely read on).
-    pub fn linger(mut self, linger: Duration) {
-        if let Some(quiet) = self.quiet.take() {
-            quiet.release(self.pane, self.need, Some(linger));
-        }
-    }
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
         if let Some(quiet) = self.quiet.take() {
-            quiet.release(self.pane, self.need, None);
+            quiet.release(self.pane, self.need);
         }
     }
 }

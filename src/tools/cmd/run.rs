@@ -12,9 +12,9 @@ use crate::tmux::{Command, PaneId};
 use crate::tools::shared::args::seconds;
 use crate::tools::shared::args::yes;
 use crate::tools::shared::bounded::{self, HeadTail, MaxLines};
-use crate::tools::shared::cursor::Cursor;
+use crate::tools::shared::cursor::{Cursor, OutputSpan};
 use crate::tools::shared::lookup::PaneSel;
-use crate::tools::shared::observe::{Watch, watch_pane};
+use crate::tools::shared::observe::{self, Watch, watch_pane};
 use crate::tools::shared::pace::Pace;
 use crate::tools::shared::shell::prompt;
 use crate::tools::shared::shell::span::{self, Delimiters, Span};
@@ -249,13 +249,26 @@ async fn run_command(
     )
     .await;
     let (missed, pane_state, note) = settle(collected, &mut watch, &target, &span, &run).await?;
+    // The cursor reads on after what this call returned: the output's
+    // span in the recording while it is left to page (ended, or cut), then
+    // tmux's own lines after the anchor (see `capture_since`).
+    let last = output.last().map(str::to_owned);
+    // A pane the command ended has no anchor: its cursor pages the output.
+    let (rows, anchor) = observe::anchor_at(&target, watch.id, last.as_deref())
+        .await
+        .unwrap_or_default();
+    let paged = span.ended.is_some() || output.truncated() || missed;
     let cursor = span.output_from.map(|from| {
         Cursor {
             pane: watch.id,
-            epoch: watch.epoch(),
-            pid: watch.pid,
-            offset: from,
-            stop: span.ended.map(|(at, _)| at),
+            server: rows.server,
+            pid: rows.pid,
+            anchor,
+            output: paged.then(|| OutputSpan {
+                epoch: watch.epoch(),
+                offset: from,
+                stop: span.ended.map_or_else(|| watch.end(), |(at, _)| at),
+            }),
         }
         .encode()
     });

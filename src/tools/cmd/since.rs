@@ -1,17 +1,18 @@
 //! `capture_since`: incremental reads of a pane's output through a cursor.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::panes::LineView;
+use crate::panes::anchor::{Anchor, Line};
+use crate::panes::{Follower, LineView};
 use crate::tmux::PaneId;
 use crate::tools::shared::bounded::{self, DEFAULT_BYTES, cut_to};
-use crate::tools::shared::cursor::Cursor;
+use crate::tools::shared::cursor::{Cursor, OutputSpan};
 use crate::tools::shared::lookup::{self, PaneSel};
-use crate::tools::shared::observe::{MAX_LINE, Watch};
+use crate::tools::shared::observe::{MAX_LINE, read_back, read_screen};
 use crate::tools::shared::pace::elapsed_seconds;
 use crate::tools::shared::shell::typed::is_plumbing;
 use crate::tools::shared::tail::lossy;
@@ -60,8 +61,11 @@ pub struct CaptureSinceResult {
     /// The visible screen (first call) or the lines printed since the cursor, oldest first.
     pub lines: Vec<String>,
     pub elapsed_seconds: f64,
-    /// Output was lost between the two calls (evicted, or not observed).
+    /// Output was lost: tmux no longer holds it (history limit passed, pane cleared or respawned).
     pub lines_missed: bool,
+    /// At least this many lines are gone, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missed_lines: Option<i64>,
     /// More than one call's bound: call again with cursor for the rest.
     pub truncated: bool,
     /// Lines not returned (screen rows cut on a first call, newlines still to read after a cursor).
@@ -137,14 +141,19 @@ impl Page {
 
 /// Reads the page after `cursor` (up to its stop, else the recording's
 /// end). Returns the page and whether output was lost.
-fn read_page(watch: &Watch, cursor: &Cursor, max_lines: usize, max_bytes: usize) -> (Page, bool) {
-    let mut page = Page::new(cursor.offset, max_lines, max_bytes);
+fn read_page(
+    follower: &Follower,
+    span: &OutputSpan,
+    max_lines: usize,
+    max_bytes: usize,
+) -> (Page, bool) {
+    let mut page = Page::new(span.offset, max_lines, max_bytes);
     let mut view = LineView::new(MAX_LINE);
     let mut pending: Vec<Vec<u8>> = Vec::new();
-    let mut offset = cursor.offset;
-    let stop = cursor.stop.unwrap_or(u64::MAX);
-    let mut end = cursor.offset;
-    let info = watch.read_raw(&mut offset, &mut |at, chunk, gap| {
+    let mut offset = span.offset;
+    let stop = span.stop;
+    let mut end = span.offset;
+    let info = follower.read_raw(&mut offset, &mut |at, chunk, gap| {
         let chunk = &chunk[..chunk.len().min(stop.saturating_sub(at) as usize)];
         if gap && !page.full {
             view.reset();
@@ -188,8 +197,67 @@ fn read_page(watch: &Watch, cursor: &Cursor, max_lines: usize, max_bytes: usize)
     (page, info.missed)
 }
 
-/// How long a cursor keeps its pane streamed when clients never detach.
-const CURSOR_LINGER: Duration = Duration::from_secs(30);
+/// The part of a command's output `span` still held, contiguous, in this
+/// process's recording of `id`: a follower to page it with.
+fn held(target: &Target, id: PaneId, span: &OutputSpan) -> Option<Follower> {
+    let pane = target.hub.panes().get(id)?;
+    if pane.epoch != span.epoch {
+        return None;
+    }
+    {
+        let state = pane.lock();
+        let ring = &state.ring;
+        let whole = span.offset >= ring.start()
+            && span.stop <= ring.end()
+            && ring
+                .gaps_between(span.offset + 1, span.stop)
+                .next()
+                .is_none();
+        if !whole {
+            return None;
+        }
+    }
+    Some(Follower::new(pane))
+}
+
+/// Whole lines from `lines` (blank ones at the end dropped: the screen's
+/// empty rows), head first within the bounds: the lines taken, and the
+/// lines and bytes left.
+fn page_lines(
+    lines: &[Line],
+    max_lines: usize,
+    max_bytes: usize,
+) -> (Vec<String>, usize, usize, usize) {
+    let end = lines
+        .iter()
+        .rposition(|l| !l.text.is_empty())
+        .map_or(0, |i| i + 1);
+    let lines = &lines[..end];
+    let mut out = Vec::new();
+    let mut bytes = 0;
+    let mut cut = 0;
+    for line in lines {
+        let fits = out.len() < max_lines && bytes + line.text.len() <= max_bytes;
+        if !fits && !out.is_empty() {
+            break;
+        }
+        // A first line always fits, cut.
+        let kept = cut_to(line.text.as_bytes(), max_bytes);
+        cut = line.text.len() - kept.len();
+        bytes += kept.len();
+        out.push(lossy(kept));
+        if !fits {
+            break;
+        }
+    }
+    let taken = out.len();
+    let left_bytes = cut
+        + lines[taken..]
+            .iter()
+            .map(|l| l.text.len() + 1)
+            .sum::<usize>();
+    (out, taken, lines.len() - taken, left_bytes)
+}
 
 async fn capture_since(target: Target, args: CaptureSinceArgs) -> ToolResult<CaptureSinceResult> {
     let started = Instant::now();
@@ -212,49 +280,88 @@ async fn capture_since(target: Target, args: CaptureSinceArgs) -> ToolResult<Cap
         }
         _ => lookup::resolve_pane(&target, &args.pane).await?,
     };
-    let mut watch = Watch::start(&target, id).await?;
-    let mut next = Cursor {
-        pane: id,
-        epoch: watch.epoch(),
-        pid: watch.pid,
-        offset: 0,
-        stop: None,
-    };
-    let (lines, missed, truncated_lines, truncated_bytes) =
-        // A cursor is continuous only within one recording of one process.
-        match cursor.filter(|c| c.pane == id && c.epoch == watch.epoch() && c.pid == watch.pid) {
-            Some(c) => {
-                let (page, missed) = read_page(&watch, &c, max_lines, max_bytes);
-                next.offset = page.next;
-                // A command's output keeps its stop until it is read.
-                next.stop = c.stop.filter(|&stop| stop > page.next);
-                (page.lines, missed, page.left_lines, page.cut_bytes)
-            }
-            // First call, or the recording (or process) the cursor pointed
-            // into is gone: the screen's last rows, and lines_missed for a
-            // cursor.
-            None => {
-                let (mut screen, position) = watch.capture(&[]).await?;
-                next.offset = position;
-                let over = screen.len().saturating_sub(max_lines);
-                let cut = over + bounded::tail_within(&screen[over..], max_bytes);
-                let bytes: usize = screen[..cut].iter().map(|l| l.len() + 1).sum();
-                screen.drain(..cut);
-                (screen, args.cursor.is_some(), cut, bytes)
-            }
+    let Some(cursor) = cursor.filter(|c| c.pane == id) else {
+        // First call: the screen's last rows, and a cursor after them.
+        let read = read_screen(&target, id).await?;
+        let mut screen: Vec<String> = read.lines.iter().map(|l| l.text.clone()).collect();
+        while screen.last().is_some_and(|l| l.is_empty()) {
+            screen.pop();
+        }
+        let over = screen.len().saturating_sub(max_lines);
+        let cut = over + bounded::tail_within(&screen[over..], max_bytes);
+        let bytes: usize = screen[..cut].iter().map(|l| l.len() + 1).sum();
+        screen.drain(..cut);
+        let next = Cursor {
+            pane: id,
+            server: read.rows.server,
+            pid: read.rows.pid,
+            anchor: read.anchor,
+            output: None,
         };
-    // The agent holds a cursor and will likely read on: keep the pane
-    // streamed a while, so the next read has no gap.
-    let linger = target.hub.limits().idle_detach;
-    watch.keep_streaming(linger.unwrap_or(CURSOR_LINGER));
+        return Ok(CaptureSinceResult {
+            pane_id: id,
+            cursor: next.encode(),
+            lines: screen,
+            elapsed_seconds: elapsed_seconds(started),
+            lines_missed: args.cursor.is_some(),
+            missed_lines: None,
+            truncated: cut > 0,
+            truncated_lines: cut as i64,
+            truncated_bytes: bytes as i64,
+        });
+    };
+    let mut missed = false;
+    if let Some(span) = cursor.output {
+        // A command's output, paged from this process's recording: byte
+        // for byte, up to where the command ended.
+        if let Some(follower) = held(&target, id, &span) {
+            let (page, lost) = read_page(&follower, &span, max_lines, max_bytes);
+            let left = (span.stop > page.next).then_some(OutputSpan {
+                offset: page.next,
+                ..span
+            });
+            let next = Cursor {
+                output: left,
+                ..cursor
+            };
+            return Ok(CaptureSinceResult {
+                pane_id: id,
+                cursor: next.encode(),
+                lines: page.lines,
+                elapsed_seconds: elapsed_seconds(started),
+                lines_missed: lost,
+                missed_lines: None,
+                truncated: page.left_lines > 0 || page.cut_bytes > 0,
+                truncated_lines: page.left_lines as i64,
+                truncated_bytes: page.cut_bytes as i64,
+            });
+        }
+        // This process no longer holds it (restarted, or evicted): what is
+        // left of it is not told apart from what followed.
+        missed = true;
+    }
+    let read = read_back(&target, id, cursor.server, cursor.pid, cursor.anchor).await?;
+    let (lines, taken, left_lines, left_bytes) = page_lines(&read.lines, max_lines, max_bytes);
+    let anchor = match read.lines[..taken].iter().rposition(|l| !l.text.is_empty()) {
+        Some(last) => Anchor::new(read.lines[last].row, &read.lines[last].text),
+        None => read.anchor,
+    };
+    let next = Cursor {
+        pane: id,
+        server: read.rows.server,
+        pid: read.rows.pid,
+        anchor,
+        output: None,
+    };
     Ok(CaptureSinceResult {
         pane_id: id,
         cursor: next.encode(),
         lines,
         elapsed_seconds: elapsed_seconds(started),
-        lines_missed: missed,
-        truncated: truncated_lines > 0 || truncated_bytes > 0,
-        truncated_lines: truncated_lines as i64,
-        truncated_bytes: truncated_bytes as i64,
+        lines_missed: missed || read.missed,
+        missed_lines: read.missing.map(|n| n as i64),
+        truncated: left_lines > 0 || left_bytes > 0,
+        truncated_lines: left_lines as i64,
+        truncated_bytes: left_bytes as i64,
     })
 }

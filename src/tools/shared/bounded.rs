@@ -131,6 +131,11 @@ impl HeadTail {
         }
     }
 
+    /// The last line kept.
+    pub fn last(&self) -> Option<&str> {
+        self.tail.back().or(self.head.last()).map(String::as_str)
+    }
+
     /// True when something was left out or cut.
     pub fn truncated(&self) -> bool {
         self.left_out > 0 || self.cut_bytes > 0
