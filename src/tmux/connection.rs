@@ -295,6 +295,7 @@ impl Connection {
             ready: Some(ready_tx),
             idle: setup.idle.clone(),
             attached: false,
+            notices_in_reply: setup.features.notices_in_reply,
         };
         tokio::spawn(reader.run(pipe.reader, gone.clone()));
         tokio::spawn(write_loop(pipe.writer, queue, pending, closed.clone()));
@@ -480,6 +481,8 @@ struct Reader {
     /// waking the slot's waiters for it would have them attach again at
     /// once (a failing attach retried in a loop).
     attached: bool,
+    /// `Features::notices_in_reply`: flow notices come inside replies.
+    notices_in_reply: bool,
 }
 
 impl Reader {
@@ -546,9 +549,10 @@ impl Reader {
     fn answer(&self, reply: Reply) {
         let slot = self.pending.lock().expect("pending lock").pop_front();
         let Some(slot) = slot else { return };
-        if slot.notices {
+        if slot.notices && self.notices_in_reply {
             // A pause or resume is a gap in the pane's recording, at this
-            // point of the stream.
+            // point of the stream. (From 3.8 it follows the reply as a
+            // notification, before any output of the pane after it.)
             for event in reply.lines.iter().filter_map(|l| control::flow_notice(l)) {
                 self.observer.event(self.session, &event);
             }

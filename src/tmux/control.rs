@@ -9,8 +9,10 @@
 //! - `%begin T N F` opens a block; only `%end`/`%error` with the same time,
 //!   number and flags closes it, because command output is not escaped and
 //!   can itself read `%end …`;
-//! - inside a block every other line is output (we never send
-//!   `refresh-client -A`, the one command whose block can hold `%pause`);
+//! - inside a block every other line is output (before tmux 3.8 a
+//!   `refresh-client -A` block also holds the `%pause`/`%continue` it
+//!   caused, which the connection reads back with [`flow_notice`]; from 3.8
+//!   every notification follows the block);
 //! - `%exit` inside a block ends the block (an old tmux bug left blocks open),
 //!   but only if nothing follows it: tmux prints `%exit` as the very last
 //!   line, while a pane can show a line reading `%exit` that `capture-pane`

@@ -108,6 +108,13 @@ pub struct Features {
     /// out of the count) before a respawn, and streamed again after
     /// ([`super::hub::Hub::respawn`]). Needs [`Features::mute`].
     pub pause_before_respawn: bool,
+    /// A notification a command causes is written inside its reply block
+    /// (before 3.8): `refresh-client -A` prints its `%pause`/`%continue`
+    /// between `%begin` and `%end`, so they are read from the reply
+    /// ([`super::control::flow_notice`]). From 3.8 tmux defers every
+    /// notification until the block closes: they come after `%end`, as
+    /// notifications, and a reply line is only ever output.
+    pub notices_in_reply: bool,
 }
 
 impl Features {
@@ -119,6 +126,7 @@ impl Features {
             mirrored_layouts: version >= Version::new(3, 5),
             line_marks: version >= Version::new(3, 7),
             pause_before_respawn: version >= Version::new(3, 2) && version < Version::new(3, 8),
+            notices_in_reply: version < Version::new(3, 8),
         }
     }
 }
@@ -162,5 +170,7 @@ mod tests {
         assert!(f("3.2").pause_before_respawn && f("3.3a").pause_before_respawn);
         assert!(f("3.7c").pause_before_respawn && !f("next-3.8").pause_before_respawn);
         assert!(!f("3.8").pause_before_respawn && !f("3.9").pause_before_respawn);
+        assert!(f("3.3a").notices_in_reply && f("3.7c").notices_in_reply);
+        assert!(!f("next-3.8").notices_in_reply && !f("3.8").notices_in_reply);
     }
 }

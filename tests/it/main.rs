@@ -27,6 +27,7 @@ mod demo;
 mod fake_tmux;
 mod faults_live;
 mod flag_values_live;
+mod floating_live;
 mod gaps_live;
 mod guards_live;
 mod lifecycle_live;

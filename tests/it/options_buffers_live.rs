@@ -248,6 +248,84 @@ async fn options_refuse_bad_input_and_change_nothing() {
     );
 }
 
+/// tmux expands the name argument of `set-option`, `show-options`,
+/// `set-hook` and `show-hooks` as a format (3.3a runs a `#()` in a shown
+/// name, 3.5a in a set one too, 3.8 in a set hook's as well), so a name
+/// holding `#(…)` would run a command. Names reach tmux only when plain;
+/// values are stored and read back literally.
+#[tokio::test]
+async fn option_and_hook_names_stay_literal() {
+    let dir = std::env::temp_dir().join(format!("tmuxmcp-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let touch = |what: &str| format!("#(touch {})", dir.join(what).display());
+
+    for (i, name) in [
+        format!("@x{}", touch("a")),
+        touch("b"),
+        format!("status-format[{}]", touch("c")),
+        format!("pane-exited{}", touch("d")),
+        format!("@y#{{pid}}{}", touch("e")),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let value = json!({"option": name, "value": "1", "global_": true});
+        let msg = err(&svc, "set_option", value).await;
+        assert!(msg.contains("Invalid option name"), "{i}: {msg}");
+        let msg = err(
+            &svc,
+            "show_option",
+            json!({"option": name, "global_": true}),
+        )
+        .await;
+        assert!(msg.contains("Invalid option name"), "{i}: {msg}");
+        let msg = err(
+            &svc,
+            "show_hook",
+            json!({"hook_name": name, "global_": true}),
+        )
+        .await;
+        assert!(msg.contains("Invalid hook name"), "{i}: {msg}");
+    }
+    // A value is stored as given and read back as stored.
+    let value = touch("value");
+    ok(
+        &svc,
+        "set_option",
+        json!({"option": "@v", "value": value, "global_": true}),
+    )
+    .await;
+    let shown = ok(
+        &svc,
+        "show_option",
+        json!({"option": "@v", "global_": true}),
+    )
+    .await;
+    assert_eq!(shown["value"], value.as_str());
+    ok(&svc, "show_hooks", json!({"scope": "server"})).await;
+
+    // A #() job tmux starts after every call above has run: one the calls
+    // had started would have been started before it.
+    let control = dir.join("control");
+    tmux.cmd(&["display-message", "-p", &touch("control")]);
+    let ran = async {
+        while !control.exists() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(crate::support::BOUND, ran)
+        .await
+        .expect("tmux ran the control job");
+    let made: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(made, ["control"], "a name ran a command");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[tokio::test]
 async fn environment_show_and_set() {
     let tmux = PrivateTmux::start();

@@ -52,7 +52,7 @@ impl Seen {
         self.bytes.lock().unwrap().get(&pane).copied().unwrap_or(0)
     }
 
-    fn pauses(&self, pane: PaneId) -> usize {
+    pub fn pauses(&self, pane: PaneId) -> usize {
         self.paused.lock().unwrap().get(&pane).copied().unwrap_or(0)
     }
 

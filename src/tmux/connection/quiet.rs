@@ -207,7 +207,7 @@ impl Quiet {
     pub(in crate::tmux) fn event(self: &Arc<Self>, event: &Event) {
         match event {
             Event::Output { pane, data } => self.output(*pane, data.len()),
-            // A layout names its panes: no need to ask tmux.
+            // A layout names its panes (floating ones too): no need to ask tmux.
             Event::LayoutChange { layout, .. } => self.mute(crate::tmux::layout::panes(layout)),
             Event::WindowAdd(window) => {
                 let window: WindowId = *window;

@@ -303,7 +303,13 @@ async fn select_layout(target: Target, args: SelectLayoutArgs) -> ToolResult<Win
             }
         }
         layout::Layout::Named { since: None } => {}
-        layout::Layout::Custom { panes } => {
+        layout::Layout::Custom { floating: 1.., .. } => {
+            // tmux's layout_parse stops at the '<' and refuses the string.
+            return Err(ToolError::invalid(
+                "The layout string holds floating panes (its <...> part), which tmux cannot restore; use the part before '<' with its checksum, in a window without floating panes, or a layout name.",
+            ));
+        }
+        layout::Layout::Custom { panes, .. } => {
             if panes as i64 != window.pane_count {
                 return Err(ToolError::invalid(format!(
                     "The layout string describes {panes} panes but window {} has {}; copy window_layout from a window with the same number of panes.",

@@ -77,6 +77,9 @@ pub struct PaneInfo {
     pub session_id: Option<SessionId>,
     /// True when this is the pane this MCP server runs in; null when unknown.
     pub is_caller: Option<bool>,
+    /// True for a floating pane (tmux 3.7+: above the tiled layout, not part of it); absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pane_floating: bool,
 }
 
 /// One pane in one call: what it shows plus cursor, mode and geometry.

@@ -131,6 +131,8 @@ pub const PANE: Rows<PaneInfo> = pane_schema! {
         ("pane_current_command", |m, v| m.pane_current_command = opt(v)),
         ("pane_current_path", |m, v| m.pane_current_path = opt(v)),
         ("pane_title", |m, v| m.pane_title = Some(v.into())),
+        // Empty before tmux 3.7, which has no floating panes.
+        ("pane_floating_flag", |m, v| m.pane_floating = flag(v) == Some(true)),
     ],
 };
 
