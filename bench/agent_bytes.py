@@ -49,6 +49,9 @@ BUILD = (
     "echo 'src/main.c:42:7: error: expected ; before }'; false"
 )
 SHORT = "echo hello from the agent"
+ORIENTATION = "orientation (list_sessions + list_panes)"
+ORIENTATION_RATIO = 0.6
+CATALOG_BOUND = 24_000
 SERVE = "python3 -m http.server 0 --bind 127.0.0.1"
 
 
@@ -260,6 +263,8 @@ def main():
     tasks = list(sessions[0].tasks)
     rows = [("catalog (name + description + inputSchema)", [s.catalog for s in sessions])]
     rows += [(t, [s.tasks.get(t, 0) for s in sessions]) for t in tasks]
+    rows.append((ORIENTATION, [sum(s.tasks.get(t, 0) for t in ("list_sessions", "list_panes"))
+                              for s in sessions]))
     rows.append(("all tasks", [sum(s.tasks.values()) for s in sessions]))
     rows.append(("catalog + tasks", [s.catalog + sum(s.tasks.values()) for s in sessions]))
     rows.append(("instructions (initialize)", [s.instructions for s in sessions]))
@@ -267,6 +272,17 @@ def main():
                  [s.catalog + s.instructions + sum(s.tasks.values()) for s in sessions]))
     print("# agent_bytes  tools listed: " + ", ".join(f"{l}={s.tool_count}" for l, s in zip(labels, sessions)))
     print(table(labels, rows))
+    print(f"bounds (issue 20.3): {ORIENTATION} at most {ORIENTATION_RATIO} of the "
+          f"first server's; catalog at most {CATALOG_BOUND:,} bytes")
+    base = dict(rows)[ORIENTATION][0]
+    for label, session, value in zip(labels, sessions, dict(rows)[ORIENTATION]):
+        if label == labels[0]:
+            continue
+        verdicts = [f"orientation {value / base:.3f}" if base else "orientation -",
+                    "ok" if base and value <= ORIENTATION_RATIO * base else "OVER",
+                    f"catalog {session.catalog:,}",
+                    "ok" if session.catalog <= CATALOG_BOUND else "OVER"]
+        print(f"  {label}: " + " ".join(verdicts))
     failed = False
     for label, session in zip(labels, sessions):
         for error in session.errors:

@@ -97,6 +97,12 @@ impl LineView {
         &self.line
     }
 
+    /// The current line up to the cursor (`\r` and backspace move it):
+    /// where the next text goes, as far as this view models it.
+    pub fn before_cursor(&self) -> &[u8] {
+        &self.line[..self.col]
+    }
+
     /// Forgets the current line and any half-read escape sequence: output was
     /// missed (a ring gap), so what follows must not be joined to it.
     pub fn reset(&mut self) {
@@ -344,9 +350,36 @@ fn is_continuation(b: u8) -> bool {
     b & 0xc0 == 0x80
 }
 
+/// `line` without the spaces that pad it to the pane's width: tmux fills
+/// screen rows with spaces, and programs that redraw (vim, progress bars)
+/// print them. What an agent reads of a line ends at its last visible
+/// character; matchers still see the line as it came.
+pub fn unpadded(line: &[u8]) -> &[u8] {
+    let end = line.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1);
+    &line[..end]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cursor_follows_carriage_returns() {
+        let mut view = LineView::new(MAX);
+        view.feed(b"%      \r$ ", &mut |_| {});
+        assert_eq!(view.before_cursor(), b"$ ");
+        assert_eq!(view.partial(), b"$      ", "the rest of the row stays");
+        view.feed(b"\x1b[32mx\x1b[0m", &mut |_| {});
+        assert_eq!(view.before_cursor(), b"$ x");
+    }
+
+    #[test]
+    fn padding_is_cut_from_the_end_only() {
+        assert_eq!(unpadded(b"  a b   "), b"  a b");
+        assert_eq!(unpadded(b"    "), b"");
+        assert_eq!(unpadded(b"a\t "), b"a\t");
+        assert_eq!(unpadded(b""), b"");
+    }
 
     const MAX: usize = 1 << 16;
 

@@ -106,10 +106,13 @@ pub fn record(tool: &str, args: &Value, error_type: Option<&str>, millis: f64) {
         None => "outcome=ok".to_owned(),
         Some(kind) => format!("outcome=error error_type={kind}"),
     };
-    eprintln!(
-        "tmux-mcp audit: tool={tool} {outcome} duration_ms={millis:.3} args={}",
+    // One write: stderr is unbuffered, and `eprintln!` writes each piece
+    // of the formatted line with a system call of its own (dozens per call).
+    let line = format!(
+        "tmux-mcp audit: tool={tool} {outcome} duration_ms={millis:.3} args={}\n",
         summarize(args)
     );
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
 }
 
 #[cfg(test)]

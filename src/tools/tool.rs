@@ -265,6 +265,22 @@ impl ToolDef {
         }
     }
 
+    /// The text copy the model reads leaves out `left_out` and every null
+    /// field of the result's objects; `structuredContent` keeps them all,
+    /// for clients that read fields.
+    pub fn with_lean_text(mut self, left_out: &'static [&'static str]) -> ToolDef {
+        let call = self.call;
+        self.call = Box::new(move |app, catalog, args, ctx| {
+            let result = call(app, catalog, args, ctx);
+            Box::pin(async move {
+                let mut result = result.await;
+                lean_text(&mut result, left_out);
+                result
+            })
+        });
+        self
+    }
+
     /// Marks a tool that enforces its own wait ceiling: a read batch
     /// refuses it (batching would multiply that ceiling).
     pub fn with_own_wait_ceiling(mut self) -> ToolDef {
@@ -372,6 +388,38 @@ fn parse_args<A: DeserializeOwned>(
     let sock = Sock::deserialize(&args);
     let args = serde_json::from_value(args).map_err(invalid)?;
     Ok((args, sock.map_err(invalid)?.socket_name))
+}
+
+/// Rewrites a result's one text block as its value without `left_out`
+/// and null fields (a wrapped list is the bare list, as in `to_result`).
+fn lean_text(result: &mut CallToolResult, left_out: &[&str]) {
+    let Some(structured) = result.structured_content.as_ref() else {
+        return;
+    };
+    if result.is_error || result.content.len() != 1 {
+        return;
+    }
+    let value = match structured.as_object() {
+        Some(map) if map.len() == 1 && map.contains_key("result") => &map["result"],
+        _ => structured,
+    };
+    let lean = lean_value(value, left_out);
+    if let Ok(text) = serde_json::to_string(&lean) {
+        result.content[0] = json!({ "type": "text", "text": text });
+    }
+}
+
+fn lean_value(value: &Value, left_out: &[&str]) -> Value {
+    match value {
+        Value::Array(items) => items.iter().map(|v| lean_value(v, left_out)).collect(),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, v)| !v.is_null() && !left_out.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 fn to_result<O: Serialize>(out: O, wrapped: bool) -> CallToolResult {

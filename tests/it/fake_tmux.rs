@@ -318,7 +318,8 @@ async fn capture_pane_reads_and_reports_missing_panes() {
     assert!(missing.contains("%9"), "{missing}");
 
     let text = server.ok("capture_pane", json!({"pane_id": "%1"})).await;
-    assert_eq!(text, "$ echo hi\nhi\n$ ");
+    // The prompt's trailing space is padding to an agent: cut.
+    assert_eq!(text, "$ echo hi\nhi\n$");
 
     // A command the scenario does not know fails loudly, naming the line.
     let unknown = server.err("get_pane_info", json!({"pane_id": "%1"})).await;

@@ -58,6 +58,8 @@ async fn the_live_shell_keeps_cd_and_export_in_every_shell() {
         assert_eq!(r["exit_status"], 1, "{shell}");
         let r = ok(&svc, "run_command", live("sh -c 'exit 7'")).await;
         assert_eq!(r["exit_status"], 7, "{shell}");
+        let r = ok(&svc, "run_command", live("echo 'x          '")).await;
+        assert_eq!(r["output"], json!(["x"]), "{shell}: the padding is cut");
         let r = ok(&svc, "run_command", live("printf no-newline")).await;
         assert_eq!(
             status_and_output(&r),

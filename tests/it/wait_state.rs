@@ -322,6 +322,36 @@ async fn a_question_is_input_and_the_tail_shows_it() {
     );
 }
 
+/// A tail's lines end at their last visible character: the spaces a
+/// program pads a row with are cut.
+#[tokio::test]
+async fn the_tail_carries_no_padding() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let (pane, _) = bash_at_prompt(&tmux).await;
+    let wait = armed(
+        &svc,
+        json!({"pane_id": pane, "states": ["input"], "timeout": 10}),
+    )
+    .await;
+    type_line(
+        &tmux,
+        &pane,
+        "(printf 'padded%40s\\n' ''; read -r -p 'Name?   ' x)",
+    );
+    let asked = finish(wait).await;
+    assert_eq!(asked["state"], "input", "{asked}");
+    let tail: Vec<&str> = asked["tail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    assert!(tail.iter().all(|l| !l.ends_with(' ')), "{tail:?}");
+    assert!(tail.contains(&"padded"), "{tail:?}");
+    assert_eq!(tail.last(), Some(&"Name?"), "{tail:?}");
+}
+
 #[tokio::test]
 async fn idle_and_timeout_and_no_probe_while_quiet() {
     let tmux = PrivateTmux::start();

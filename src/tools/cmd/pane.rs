@@ -24,14 +24,17 @@ use crate::tools::{
 };
 
 pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
-    tools.push(ToolDef::new(
-        "list_panes",
-        Toolset::Inspect,
-        "List tmux Panes",
-        "List the panes of a window, a session, or the whole server.",
-        READ,
-        list_panes,
-    ));
+    tools.push(
+        ToolDef::new(
+            "list_panes",
+            Toolset::Inspect,
+            "List tmux Panes",
+            "List the panes of a window, a session, or the whole server.",
+            READ,
+            list_panes,
+        )
+        .with_lean_text(PaneInfo::LEFT_OUT_OF_TEXT),
+    );
     tools.push(ToolDef::new(
         "get_pane_info",
         Toolset::Inspect,

@@ -166,15 +166,14 @@ async fn type_command(
         (Delimiters::Markers(nonce), line)
     };
     let cursor = watch.end();
+    // The line and its Enter (`\r`, the byte the Enter key sends) in one
+    // command: a round trip less.
     let typed = Command::new("send-keys")
         .target(watch.id)
         .flag("-l")
         .flag("--")
-        .arg(line);
+        .arg(line + "\r");
     target.run(typed).await?;
-    target
-        .run(Command::new("send-keys").target(watch.id).arg("Enter"))
-        .await?;
     Ok((delimiters, cursor))
 }
 

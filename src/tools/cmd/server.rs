@@ -24,14 +24,17 @@ use crate::tools::{
 };
 
 pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
-    tools.push(ToolDef::new(
-        "list_sessions",
-        Toolset::Inspect,
-        "List tmux Sessions",
-        "List a tmux server's sessions.",
-        READ,
-        list_sessions,
-    ));
+    tools.push(
+        ToolDef::new(
+            "list_sessions",
+            Toolset::Inspect,
+            "List tmux Sessions",
+            "List a tmux server's sessions.",
+            READ,
+            list_sessions,
+        )
+        .with_lean_text(SessionInfo::LEFT_OUT_OF_TEXT),
+    );
     tools.push(ToolDef::new(
         "get_server_info",
         Toolset::Inspect,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::panes::anchor::{Anchor, Line};
+use crate::panes::lines::unpadded;
 use crate::panes::{Follower, LineView};
 use crate::tmux::PaneId;
 use crate::tools::shared::bounded::{self, DEFAULT_BYTES, cut_to};
@@ -115,7 +116,7 @@ impl Page {
     /// Takes the lines one newline-ended segment produced, or closes the
     /// page if they do not fit (a first segment always fits, cut).
     fn take(&mut self, lines: &mut Vec<Vec<u8>>, segment_end: u64) {
-        let bytes: usize = lines.iter().map(Vec::len).sum();
+        let bytes: usize = lines.iter().map(|l| unpadded(l).len()).sum();
         let fits = self.lines.len() + lines.len() <= self.max_lines
             && self.bytes + bytes <= self.max_bytes;
         if !fits && !self.lines.is_empty() {
@@ -125,11 +126,12 @@ impl Page {
             return;
         }
         for line in lines.drain(..) {
+            let line = unpadded(&line);
             if self.lines.len() >= self.max_lines {
                 self.cut_bytes += line.len();
                 continue;
             }
-            let kept = cut_to(&line, self.max_bytes.saturating_sub(self.bytes));
+            let kept = cut_to(line, self.max_bytes.saturating_sub(self.bytes));
             self.cut_bytes += line.len() - kept.len();
             self.bytes += kept.len();
             self.lines.push(lossy(kept));

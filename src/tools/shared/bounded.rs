@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Deserializer};
 
+use crate::panes::lines::unpadded;
 use crate::tools::{ToolError, ToolResult};
 
 /// Default byte budget of the main content of a result (a capture, a
@@ -98,6 +99,7 @@ impl HeadTail {
     /// Adds the next line (bytes, decoded lossily only when kept). The
     /// line that stands for those left out counts against `max_lines`.
     pub fn push(&mut self, line: &[u8]) {
+        let line = unpadded(line);
         let head_lines = (self.max_lines - 1).div_ceil(2);
         let head_budget = self.max_bytes / 2;
         if self.head_open

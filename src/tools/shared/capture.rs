@@ -2,6 +2,7 @@
 //! the lines are trimmed.
 
 use crate::tools::shared::bounded::{self, DEFAULT_BYTES, MaxLines};
+use crate::tools::shared::tail::lossy;
 use crate::tools::{App, ToolResult};
 
 /// The default bound of a capture: 500 lines and [`DEFAULT_BYTES`].
@@ -13,12 +14,10 @@ pub fn capture_bound(app: &App, max_lines: MaxLines) -> ToolResult<(usize, usize
     bounded::bound(max_lines, CAPTURE_DEFAULT, app.config.limits.tool_result)
 }
 
-/// A `capture-pane -p` reply as lines, trailing blank rows trimmed.
+/// A `capture-pane -p` reply as lines, each without the spaces tmux pads
+/// a row with, trailing blank rows trimmed.
 pub fn trimmed_lines(reply: &[Vec<u8>]) -> Vec<String> {
-    let mut lines: Vec<String> = reply
-        .iter()
-        .map(|l| String::from_utf8_lossy(l).into_owned())
-        .collect();
+    let mut lines: Vec<String> = reply.iter().map(|l| lossy(l)).collect();
     while lines.last().is_some_and(|l| l.trim().is_empty()) {
         lines.pop();
     }

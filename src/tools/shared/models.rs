@@ -23,6 +23,11 @@ pub struct SessionInfo {
     pub active_pane_id: Option<PaneId>,
 }
 
+impl SessionInfo {
+    /// What a listing's text leaves out (`structuredContent` has it).
+    pub const LEFT_OUT_OF_TEXT: &[&str] = &["session_created"];
+}
+
 /// A tmux window.
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct WindowInfo {
@@ -80,6 +85,26 @@ pub struct PaneInfo {
     /// True for a floating pane (tmux 3.7+: above the tiled layout, not part of it); absent otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pane_floating: bool,
+}
+
+impl PaneInfo {
+    /// What a listing's text leaves out (`structuredContent`,
+    /// `get_pane_info` and `snapshot_pane` have it): where a pane sits,
+    /// its tty, pid and title. An agent orients itself by ids, sizes,
+    /// command, path and the active flag.
+    pub const LEFT_OUT_OF_TEXT: &[&str] = &[
+        "pane_left",
+        "pane_top",
+        "pane_right",
+        "pane_bottom",
+        "pane_at_left",
+        "pane_at_right",
+        "pane_at_top",
+        "pane_at_bottom",
+        "pane_tty",
+        "pane_pid",
+        "pane_title",
+    ];
 }
 
 /// One pane in one call: what it shows plus cursor, mode and geometry.

@@ -1,11 +1,14 @@
 //! The last lines of a pane's output, bounded, that a wait returns as its
 //! `tail` or `matched_lines`.
 
+use crate::panes::lines::unpadded;
+
 pub const TAIL_LINES: usize = 20;
 pub const TAIL_BYTES: usize = 2000;
 
+/// A line as an agent reads it: its padding cut, decoded lossily.
 pub fn lossy(line: &[u8]) -> String {
-    String::from_utf8_lossy(line).into_owned()
+    String::from_utf8_lossy(unpadded(line)).into_owned()
 }
 
 /// The last lines, at most `TAIL_LINES` and `TAIL_BYTES` (tail kept; a

@@ -21,6 +21,7 @@ use crate::tmux::version::Features;
 use crate::tmux::{Command, PaneId};
 use crate::tools::shared::bounded;
 use crate::tools::shared::observe::MAX_LINE;
+use crate::tools::shared::tail::lossy;
 use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
 
 /// The last command's output lines, and what is known of its end.
@@ -99,9 +100,9 @@ fn recorded_output(follower: &Follower, run: CommandOutput) -> LastCommand {
     follower.read_raw(&mut cursor, &mut |at, chunk, _| {
         let keep = to.saturating_sub(at).min(chunk.len() as u64) as usize;
         scanner.scan(at, &chunk[..keep], &mut |piece| match piece {
-            Piece::Text(_, bytes) if !stopped => view.feed(bytes, &mut |line| {
-                lines.push(String::from_utf8_lossy(line).into_owned())
-            }),
+            Piece::Text(_, bytes) if !stopped => {
+                view.feed(bytes, &mut |line| lines.push(lossy(line)))
+            }
             Piece::Text(..) => {}
             Piece::Osc(osc) => match marker(osc.payload) {
                 Some((_, Found::Start)) => {
@@ -116,7 +117,7 @@ fn recorded_output(follower: &Follower, run: CommandOutput) -> LastCommand {
         });
     });
     if !view.partial().is_empty() {
-        lines.push(String::from_utf8_lossy(view.partial()).into_owned());
+        lines.push(lossy(view.partial()));
     }
     // Our end marker ends it even before the shell's `D` is recorded.
     let ended = (run.to.is_some() || stopped).then_some(status);

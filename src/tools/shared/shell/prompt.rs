@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::panes::LineView;
-use crate::panes::marks::{MARKS, MarkHistory};
+use crate::panes::marks::{MARKS, Mark, MarkHistory};
 use crate::panes::osc::{OscScanner, Piece};
 use crate::tools::shared::observe::{MAX_LINE, Watch};
 use crate::tools::{Target, ToolResult};
@@ -33,18 +33,36 @@ pub async fn prompt_drawn(watch: &mut Watch, target: &Target) -> ToolResult<()> 
     watch.refresh_geometry(target).await
 }
 
-/// After the command's end, waits for the shell's prompt: text after the
-/// end, then a pause of `QUIET` (at most `PROMPT_WAIT` in all), so
-/// that the next call finds the prompt drawn and types after it.
+/// After the command's end, waits for the shell's prompt, so that the
+/// next call finds it drawn and types after it. The prompt is drawn when
+/// the shell marks its end (OSC 133 `B`), or when the line after the end
+/// puts the cursor where the prompt left it before the command was typed
+/// (the same prompt drawn again). A prompt that differs from the one
+/// before, or an empty one, ends the wait at a pause of `QUIET` after the
+/// first text instead. At most `PROMPT_WAIT` in all.
 pub async fn await_prompt(watch: &mut Watch, after_end: u64) {
+    let width = watch.geometry.cursor_x;
     let started = Instant::now();
     let mut cursor = after_end;
     let mut view = LineView::new(MAX_LINE);
-    let mut text = false;
+    let mut scanner = OscScanner::new(&[MARKS]);
+    let (mut text, mut marked) = (false, false);
     loop {
         watch.mark_seen();
-        watch.read(&mut cursor, &mut view, &mut |_| text = true);
+        watch.read_raw(&mut cursor, &mut |at, chunk, gap| {
+            if gap {
+                scanner.reset();
+                view.reset();
+            }
+            scanner.scan(at, chunk, &mut |piece| match piece {
+                Piece::Text(_, bytes) => view.feed(bytes, &mut |_| text = true),
+                Piece::Osc(osc) => marked |= Mark::of(&osc) == Some(Mark::Input),
+            });
+        });
         text |= !view.partial().is_empty();
+        if marked || (width > 0 && columns(view.before_cursor()) >= width) {
+            return;
+        }
         let Some(left) = PROMPT_WAIT.checked_sub(started.elapsed()) else {
             return;
         };
@@ -53,6 +71,11 @@ pub async fn await_prompt(watch: &mut Watch, after_end: u64) {
             return;
         }
     }
+}
+
+/// The columns `line` takes, a character each (as [`LineView`] counts).
+fn columns(line: &[u8]) -> usize {
+    line.iter().filter(|&&b| b & 0xc0 != 0x80).count()
 }
 
 /// Does the recording show the shell at a prompt it marked, with marks
@@ -79,4 +102,16 @@ pub fn shell_marks_prompt(watch: &Watch) -> bool {
         });
     });
     marks.at_marked_prompt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_count_characters() {
+        assert_eq!(columns(b"$ "), 2);
+        assert_eq!(columns("é> ".as_bytes()), 3);
+        assert_eq!(columns(b""), 0);
+    }
 }
