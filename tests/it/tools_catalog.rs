@@ -77,6 +77,7 @@ fn every_tool_is_fully_described() {
         let reads = prefixes.iter().any(|p| name.starts_with(p))
             || name == "wait_for_text"
             || name == "wait_for_state"
+            || name == "wait_for_command"
             || name == "call_read_tools_batch";
         assert_eq!(read_only, reads, "{name}: readOnlyHint must tell the truth");
     }
@@ -204,13 +205,14 @@ fn a_hidden_tool_names_its_toolset_and_the_setting_that_serves_it() {
 /// The whole catalog is what an agent pays before doing anything: with
 /// every toolset on, `tools/list` stays under 50 KB (the reference's is
 /// about 150 KB), and what a model reads of it (name, description and
-/// inputSchema of every tool, compact JSON) at most 26,500 bytes (the
-/// reference's is about 72,000). `reference_defaults_are_advertised`
+/// inputSchema of every tool, compact JSON) at most 28,000 bytes (the
+/// reference's is about 72,000): 26,500 before issue 19's handle tools
+/// (wait_for_command, list_commands, stop_command), which may cost 1,500. `reference_defaults_are_advertised`
 /// checks that no argument was dropped to get there.
 #[test]
 fn the_tool_list_stays_small() {
     let tools = service().tools();
-    assert_eq!(tools.len(), 55);
+    assert_eq!(tools.len(), 58);
     let list = serde_json::json!({ "tools": tools });
     let bytes = serde_json::to_string(&list).unwrap().len();
     assert!(bytes < 50_000, "tools/list is {bytes} bytes");
@@ -225,7 +227,7 @@ fn the_tool_list_stays_small() {
             serde_json::to_string(&visible).unwrap().len()
         })
         .sum();
-    assert!(seen <= 26_500, "the model-visible catalog is {seen} bytes");
+    assert!(seen <= 28_000, "the model-visible catalog is {seen} bytes");
 }
 
 /// Defaults changed on purpose, each listed in `protocol/differences.md`.
