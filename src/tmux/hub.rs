@@ -46,6 +46,7 @@
 //! ([`Hub::version`]) and decides, through [`Features`], what the clients
 //! may do.
 
+use std::any::Any;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -92,6 +93,9 @@ pub struct Hub {
     idle: Arc<Notify>,
     /// Keeps our attaches and detaches apart where tmux needs it.
     door: Door,
+    /// State the layers above keep per tmux server (run_command's
+    /// handles), one of each type, made on first use.
+    kept: Mutex<Vec<Arc<dyn Any + Send + Sync>>>,
 }
 
 /// A control client, attached once however many wait for it.
@@ -202,7 +206,19 @@ impl Hub {
             version: Mutex::new(None),
             idle: Arc::new(Notify::new()),
             door: Door::default(),
+            kept: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The `T` kept for this server, made with `T::default()` on first use.
+    pub fn kept<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
+        let mut kept = self.kept.lock().expect("kept lock");
+        if let Some(found) = kept.iter().find_map(|k| k.clone().downcast::<T>().ok()) {
+            return found;
+        }
+        let made = Arc::new(T::default());
+        kept.push(made.clone());
+        made
     }
 
     /// The recorded output of this server's watched panes.

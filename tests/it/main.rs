@@ -21,6 +21,7 @@ mod batch_live;
 mod bounds_live;
 mod channels_live;
 mod cli;
+mod commands_live;
 mod control_fuzz;
 mod control_replay;
 mod demo;

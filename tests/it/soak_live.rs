@@ -384,6 +384,20 @@ impl Soak {
                 let shell = self.shell_pane();
                 json!({ "pane_id": shell.pane, "command": "echo soak-run", "timeout": 3 })
             }
+            "wait_for_command" | "stop_command" => {
+                let shell = self.shell_pane().pane.clone();
+                let stop = tool == "stop_command";
+                let command = if stop { "sleep 5" } else { "sleep 0.2" };
+                let started = json!({ "pane_id": shell, "command": command, "background": true, "timeout": 3 });
+                let r = self.call("run_command", started).await;
+                let id = r["command_id"].as_str().unwrap_or("none").to_owned();
+                if stop {
+                    json!({ "command_id": id })
+                } else {
+                    json!({ "command_id": id, "timeout": 3 })
+                }
+            }
+            "list_commands" => json!({}),
             "capture_since" => match self.cursors.get(&pane) {
                 Some(cursor) => json!({ "cursor": cursor }),
                 None => json!({ "pane_id": pane }),

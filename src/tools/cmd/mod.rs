@@ -20,6 +20,7 @@ use crate::tools::tool::{Catalog, ToolDef};
 pub mod batch;
 pub mod buffers;
 pub mod channel;
+pub mod commands;
 pub mod options;
 pub mod pane;
 pub mod pane_io;
@@ -47,6 +48,7 @@ pub fn catalog(config: &Config) -> Catalog {
     wait::register(&mut tools, config);
     wait_state::register(&mut tools, config);
     run::register(&mut tools, config);
+    commands::register(&mut tools, config);
     since::register(&mut tools, config);
     channel::register(&mut tools, config);
     options::register(&mut tools, config);

@@ -16,6 +16,7 @@ use crate::tools::shared::cursor::{Cursor, OutputSpan};
 use crate::tools::shared::lookup::PaneSel;
 use crate::tools::shared::observe::{self, Watch, watch_pane};
 use crate::tools::shared::pace::Pace;
+use crate::tools::shared::shell::handles::{self, Commands, Record};
 use crate::tools::shared::shell::prompt;
 use crate::tools::shared::shell::span::{self, Delimiters, Span};
 use crate::tools::shared::shell::state::{self, PaneState};
@@ -63,6 +64,9 @@ pub struct RunCommandArgs {
     /// Run in a child shell (cd, export do not persist); false: in the pane's own shell.
     #[serde(default = "yes")]
     in_subshell: bool,
+    /// Return once it started; wait_for_command(command_id) follows it.
+    #[serde(default)]
+    background: bool,
 }
 
 fn default_run_timeout() -> f64 {
@@ -99,6 +103,9 @@ pub struct RunCommandResult {
     /// The shell's OSC 133 marks delimited the command (typed with no wrapper).
     #[serde(default, skip_serializing_if = "is_false")]
     pub shell_marks: bool,
+    /// The running command, for wait_for_command, list_commands and stop_command.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command_id: Option<String>,
 }
 
 /// The output bound of a call: a screenful by default.
@@ -149,7 +156,7 @@ async fn type_command(
     watch: &mut Watch,
     target: &Target,
     run: &Checked<'_>,
-) -> ToolResult<(Delimiters, u64)> {
+) -> ToolResult<(Delimiters, u64, Record)> {
     prompt::prompt_drawn(watch, target).await?;
     let how = ShellTyping {
         suppress_history: run.suppress,
@@ -158,12 +165,12 @@ async fn type_command(
     };
     let one_line = !run.command.contains(['\n', '\r']);
     let marked = !run.subshell && one_line && prompt::shell_marks_prompt(watch);
+    let nonce = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
     let (delimiters, line) = if marked {
         (Delimiters::Marks, typed::bare(run.command, how))
     } else {
-        let nonce = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
         let line = typed::wrapped(run.command, &nonce, how, watch.geometry);
-        (Delimiters::Markers(nonce), line)
+        (Delimiters::Markers(nonce.clone()), line)
     };
     let cursor = watch.end();
     // The line and its Enter (`\r`, the byte the Enter key sends) in one
@@ -174,12 +181,16 @@ async fn type_command(
         .flag("--")
         .arg(line + "\r");
     target.run(typed).await?;
-    Ok((delimiters, cursor))
+    let record = Record::new(nonce, watch, run.command, delimiters.clone(), cursor);
+    Ok((delimiters, cursor, record))
 }
 
 /// Typed as is for a shell that marked its prompt, the command got no
 /// mark: the shell that reads it is not that one.
 const UNMARKED: &str = "the shell marked its prompt (OSC 133) but not this command: another shell may read it now; in_subshell=true types a wrapper that needs no marks";
+
+/// A background command started.
+const BACKGROUND: &str = "started: wait_for_command(command_id) follows it";
 
 /// The shell's marks ended the command but gave no status.
 const NO_STATUS: &str = "the shell's marks gave no exit status; in_subshell=true reports it";
@@ -232,22 +243,29 @@ async fn run_command(
         watch.geometry.height,
         app.config.limits.tool_result,
     )?;
-    let (delimiters, cursor) = type_command(&mut watch, &target, &run).await?;
+    let (delimiters, mut cursor, mut record) = type_command(&mut watch, &target, &run).await?;
     let mut pace = Pace::new(&ctx, format!("pane {}", watch.id), started, run.effective);
     pace.report_start("command typed");
 
     let mut output = HeadTail::new(max_lines, max_bytes);
     let mut span = Span::new(delimiters);
+    span.until_start = args.background;
     let collected = span::collect(
         &mut watch,
         &target,
         &mut pace,
-        cursor,
+        &mut cursor,
         &mut span,
         &mut output,
     )
     .await;
-    let (missed, pane_state, note) = settle(collected, &mut watch, &target, &span, &run).await?;
+    let (missed, pane_state, mut note) =
+        settle(collected, &mut watch, &target, &span, &run).await?;
+    let running = span.ended.is_none() && pane_state != PaneState::Exited;
+    let command_id = running.then(|| record.id.clone());
+    if args.background && running {
+        note = Some(BACKGROUND.to_owned());
+    }
     // The cursor reads on after what this call returned: the output's
     // span in the recording while it is left to page (ended, or cut), then
     // tmux's own lines after the anchor (see `capture_since`).
@@ -257,7 +275,7 @@ async fn run_command(
         .await
         .unwrap_or_default();
     let paged = span.ended.is_some() || output.truncated() || missed;
-    let cursor = span.output_from.map(|from| {
+    let page = span.output_from.map(|from| {
         Cursor {
             pane: watch.id,
             server: rows.server,
@@ -271,19 +289,32 @@ async fn run_command(
         }
         .encode()
     });
+    let pane_id = watch.id;
+    if running {
+        record.output_from = span.output_from;
+        record.returned = cursor;
+        let id = record.id.clone();
+        Commands::of(&target.hub).add(record);
+        let target = Target {
+            hub: target.hub.clone(),
+            spec: target.spec.clone(),
+        };
+        tokio::spawn(handles::follow(target, watch, id));
+    }
     Ok(RunCommandResult {
-        pane_id: watch.id,
+        pane_id,
         exit_status: span.ended.and_then(|(_, status)| status),
-        timed_out: span.ended.is_none() && pane_state != PaneState::Exited,
+        timed_out: running && !args.background,
         elapsed_seconds: pace.elapsed_seconds(),
         output_truncated: output.truncated() || missed,
         output_truncated_lines: output.left_out as i64,
         output: output.into_lines(left_out_line),
         effective_timeout: run.effective.as_secs_f64(),
-        cursor,
+        cursor: page,
         pane_state,
         note,
         shell_marks: span.by_marks(),
+        command_id,
     })
 }
 

@@ -8,8 +8,10 @@
 //! ([`typed`]). tmux's screen drops both, so the pane shows what a person
 //! would have typed and seen. Before typing, the pane's foreground must be
 //! a shell ([`state`]); the prompt is awaited before and after
-//! ([`prompt`]). [`last`] reads the last command of a pane nobody drove.
+//! ([`prompt`]). [`last`] reads the last command of a pane nobody drove;
+//! [`handles`] keeps the commands that outlive their call.
 
+pub mod handles;
 pub mod last;
 pub mod prompt;
 pub mod span;

@@ -89,6 +89,8 @@ pub struct Span {
     /// By marks: the output's last line, held until a newline or the end,
     /// so that zsh's `PROMPT_SP` (printed before its `D` mark) is cut off.
     held: Vec<u8>,
+    /// [`collect`] returns once the output started (a background command).
+    pub until_start: bool,
 }
 
 /// Most bytes of a last line held back (zsh's `PROMPT_SP` is a pane's
@@ -118,7 +120,22 @@ impl Span {
             ended: None,
             after_end: 0,
             held: Vec::new(),
+            until_start: false,
         }
+    }
+
+    /// A span whose start was already seen at `output_from`: reading goes
+    /// on from anywhere inside the output.
+    pub fn resumed(delimiters: Delimiters, output_from: u64) -> Self {
+        Span {
+            output_from: Some(output_from),
+            ..Span::new(delimiters)
+        }
+    }
+
+    /// Bytes of the output's last line held back, not fed yet.
+    pub fn held_len(&self) -> usize {
+        self.held.len()
     }
 
     /// Feeds what is held back (the deadline came first).
@@ -141,6 +158,7 @@ impl Span {
             ended,
             after_end,
             held,
+            ..
         } = self;
         let marks = matches!(delimiters, Delimiters::Marks);
         if gap {
@@ -194,7 +212,7 @@ pub async fn collect(
     watch: &mut Watch,
     target: &Target,
     pace: &mut Pace,
-    mut cursor: u64,
+    cursor: &mut u64,
     span: &mut Span,
     output: &mut HeadTail,
 ) -> ToolResult<bool> {
@@ -202,7 +220,7 @@ pub async fn collect(
     let mut missed = false;
     loop {
         watch.mark_seen();
-        let info = watch.read_raw(&mut cursor, &mut |at, chunk, gap| {
+        let info = watch.read_raw(cursor, &mut |at, chunk, gap| {
             if gap && span.output_from.is_some() {
                 view.reset();
             }
@@ -216,7 +234,8 @@ pub async fn collect(
         if span.ended.is_none() {
             watch.check_alive(target).await?;
         }
-        if span.ended.is_some() || pace.expired() {
+        let started = span.until_start && span.output_from.is_some();
+        if span.ended.is_some() || pace.expired() || started {
             span.flush(&mut |bytes| view.feed(bytes, &mut |line| output.push(line)));
             if !view.partial().is_empty() {
                 // Output without a final newline.

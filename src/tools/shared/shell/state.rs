@@ -128,7 +128,7 @@ fn running(command: &str) -> (PaneState, String) {
     (
         PaneState::Running,
         format!(
-            "{what} is still running: capture_since(cursor) or wait_for_text follow it; send_keys C-c stops it"
+            "{what} is still running: wait_for_command(command_id) follows it, stop_command(command_id) stops it"
         ),
     )
 }

@@ -50,11 +50,30 @@ pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry) -> St
     } else {
         format!("'{}'", printf_b_escape(command))
     };
-    let (shown, run, status) = match (how.fish, how.subshell) {
-        (true, true) => ("%s", format!("fish -c {quoted}"), "$status"),
-        (true, false) => ("%s", format!("eval {quoted}"), "$status"),
-        (false, true) => ("%b", format!("(eval \"$(printf %b {quoted})\")"), "\"$?\""),
-        (false, false) => ("%b", format!("eval \"$(printf %b {quoted})\""), "\"$?\""),
+    let first = plain_program(command);
+    let (shown, run, status) = match (how.fish, how.subshell, first) {
+        (true, true, Some(first)) => {
+            // The child execs a program (not a function): the pane then
+            // shows it as its current command.
+            let body = format!(
+                "if functions -q {first}; or not command -q {first}; {command}; else; exec {command}; end"
+            );
+            ("%s", format!("fish -c {}", fish_quote(&body)), "$status")
+        }
+        (true, true, None) => ("%s", format!("fish -c {quoted}"), "$status"),
+        (true, false, _) => ("%s", format!("eval {quoted}"), "$status"),
+        (false, true, Some(first)) => (
+            "%b",
+            // A program found on the PATH is exec'd, as a shell runs the
+            // last command of a subshell; a function, alias or builtin is
+            // evaluated.
+            format!(
+                "(case $(command -v {first}) in /*) eval \"exec $(printf %b {quoted})\";; *) eval \"$(printf %b {quoted})\";; esac)"
+            ),
+            "\"$?\"",
+        ),
+        (false, true, None) => ("%b", format!("(eval \"$(printf %b {quoted})\")"), "\"$?\""),
+        (false, false, _) => ("%b", format!("eval \"$(printf %b {quoted})\""), "\"$?\""),
     };
     let end = format!("printf '\\033]{OSC};{nonce};E;%d\\007' {status}");
     let line = |rows: usize| {
@@ -86,6 +105,20 @@ pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry) -> St
         typed.push(' ');
     }
     typed
+}
+
+/// The program a plain command runs (`sleep 30`, `make -j4 test`): words
+/// of characters no shell treats specially, the first naming a program
+/// (no assignment). Such a command can be exec'd, so that the pane shows
+/// it; anything else (a pipeline, a list, quotes, expansions) is not.
+fn plain_program(command: &str) -> Option<&str> {
+    let safe = |b: u8| b.is_ascii_alphanumeric() || b" _./:,+@%=-".contains(&b);
+    if !command.bytes().all(safe) {
+        return None;
+    }
+    let first = command.split(' ').find(|w| !w.is_empty())?;
+    let program = !first.contains('=') && !first.starts_with('-') && first != "exec";
+    program.then_some(first)
 }
 
 /// `text` for a single-quoted `printf %b` argument in a POSIX shell,
@@ -198,18 +231,44 @@ mod tests {
 
     #[test]
     fn the_live_shell_evals_in_place_and_the_subshell_in_a_child() {
-        let sh = |subshell| wrapped("cd /tmp", "abc", how("sh", subshell), AT);
-        assert!(sh(true).contains("; (eval \"$(printf %b 'cd /tmp')\"); printf"));
-        assert!(sh(false).contains("; eval \"$(printf %b 'cd /tmp')\"; printf"));
-        let fish = |subshell| wrapped("cd /tmp", "abc", how("fish", subshell), AT);
-        assert!(fish(true).contains("; fish -c 'cd /tmp'; printf"));
-        assert!(fish(false).contains("; eval 'cd /tmp'; printf"));
+        let sh = |subshell| wrapped("cd /tmp; pwd", "abc", how("sh", subshell), AT);
+        assert!(sh(true).contains("; (eval \"$(printf %b 'cd /tmp; pwd')\"); printf"));
+        assert!(sh(false).contains("; eval \"$(printf %b 'cd /tmp; pwd')\"; printf"));
+        let fish = |subshell| wrapped("cd /tmp; pwd", "abc", how("fish", subshell), AT);
+        assert!(fish(true).contains("; fish -c 'cd /tmp; pwd'; printf"));
+        assert!(fish(false).contains("; eval 'cd /tmp; pwd'; printf"));
         let quiet = ShellTyping {
             suppress_history: true,
             ..how("bash", false)
         };
         assert_eq!(bare("ls -l", quiet), " ls -l");
         assert_eq!(bare("ls -l", how("bash", false)), "ls -l");
+    }
+
+    #[test]
+    fn a_plain_command_is_execd_in_the_subshell() {
+        assert_eq!(plain_program("sleep 30"), Some("sleep"));
+        assert_eq!(plain_program("  make -j4 test"), Some("make"));
+        for other in [
+            "a=1 sleep 3",
+            "sleep 3; echo",
+            "echo $HOME",
+            "ls | wc",
+            "echo 'x'",
+            "",
+        ] {
+            assert_eq!(plain_program(other), None, "{other}");
+        }
+        let sh = wrapped("sleep 30", "abc", how("sh", true), AT);
+        assert!(
+            sh.contains("(case $(command -v sleep) in /*) eval \"exec $(printf %b 'sleep 30')\";;"),
+            "{sh}"
+        );
+        let fish = wrapped("sleep 30", "abc", how("fish", true), AT);
+        assert!(fish.contains("fish -c 'if functions -q sleep; or not command -q sleep; sleep 30; else; exec sleep 30; end'"), "{fish}");
+        // The live shell runs it as a job of its own already.
+        let live = wrapped("sleep 30", "abc", how("sh", false), AT);
+        assert!(!live.contains("exec"), "{live}");
     }
 
     #[test]
