@@ -24,7 +24,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
             "wait_for_command",
             Toolset::Execute,
             "Wait For Command",
-            "Wait for a run_command command_id to end (or timeout); returns its exit status and the output no earlier call returned.",
+            "Wait for a command_id to end: its exit status and the output no call returned yet.",
             READ,
             wait_for_command,
         )
@@ -61,7 +61,7 @@ const STOP_WAIT: Duration = Duration::from_secs(10);
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForCommandArgs {
     command_id: String,
-    /// Seconds to wait (capped by the server).
+    // (no schema text) Seconds to wait (capped by the server).
     #[serde(default = "default_timeout")]
     timeout: f64,
 }

@@ -31,7 +31,7 @@ pub fn register(tools: &mut Vec<ToolDef>, config: &Config) {
         "run_command",
         Toolset::Execute,
         "Run Command",
-        "Run a command at a pane's shell prompt (bash, sh, zsh, fish; refused if another program runs there), wait, and return its exit status and own output. On timeout it keeps running (timed_out; pane_state and note say what it does). Output: a screenful (at most 100 lines, 8 KB; head and tail); capture_since(cursor) pages the rest.",
+        "Run a command at a pane's shell prompt (bash, sh, zsh, fish), wait, return its exit status and own output (a screenful, head and tail; capture_since(cursor) pages the rest). Still running at the timeout: command_id for wait_for_command.",
         INPUT,
         run_command,
     );
@@ -64,7 +64,7 @@ pub struct RunCommandArgs {
     /// Run in a child shell (cd, export do not persist); false: in the pane's own shell.
     #[serde(default = "yes")]
     in_subshell: bool,
-    /// Return once it started; wait_for_command(command_id) follows it.
+    /// Return once it started.
     #[serde(default)]
     background: bool,
 }

@@ -33,7 +33,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
             "send_prompt",
             Toolset::Execute,
             "Send Prompt",
-            "Deliver a message to the program in a pane as one paste, then Enter once it took it, checked and retried (agent CLIs, REPLs, shells). outcome: submitted, typed_not_submitted, not_ready, refused.",
+            "Paste a message into a pane's program (agent CLI, REPL, shell) as one paste, then Enter once it took it, checked and retried.",
             INPUT,
             send_prompt,
         )
@@ -55,14 +55,14 @@ const READY_EVERY: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SendPromptArgs {
-    /// The message; its newlines stay inside it.
+    // (no schema text) The message; its newlines stay inside it.
     text: String,
     #[serde(flatten)]
     pane: PaneSel,
-    /// Press Enter once the program took the text, and check it submitted.
+    /// Then press Enter (checked).
     #[serde(default = "yes")]
     submit: bool,
-    /// Seconds to wait for the program to read its terminal.
+    /// Seconds for the program to be ready.
     #[serde(default = "default_timeout")]
     timeout: f64,
 }

@@ -25,7 +25,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
         "capture_since",
         Toolset::Inspect,
         "Capture Since",
-        "Incremental read: without cursor, the screen and a cursor; with it, exactly the lines printed since. lines_missed says output was lost. Default cap: 500 lines, 24 KB per call; truncated: call again with the cursor.",
+        "Incremental read: without cursor, the screen and a cursor; with it, exactly the lines printed since (lines_missed: tmux lost some). 500 lines, 24 KB per call; truncated: call again.",
         READ,
         capture_since,
     ));
