@@ -29,6 +29,7 @@ mod faults_live;
 mod flag_values_live;
 mod guards_live;
 mod lifecycle_live;
+mod marks_live;
 mod mcp_resources;
 mod mcp_server;
 mod options_buffers_live;

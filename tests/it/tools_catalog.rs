@@ -225,7 +225,9 @@ fn the_tool_list_stays_small() {
             serde_json::to_string(&visible).unwrap().len()
         })
         .sum();
-    assert!(seen <= 26_500, "the model-visible catalog is {seen} bytes");
+    // 26,499 before `shell` on create_session/create_window and
+    // `created_by` on the three listings (+208 bytes).
+    assert!(seen <= 26_710, "the model-visible catalog is {seen} bytes");
 }
 
 /// Defaults changed on purpose, each listed in `protocol/differences.md`.

@@ -21,6 +21,12 @@ pub struct SessionInfo {
     pub session_created: Option<String>,
     /// Active pane of the session's current window.
     pub active_pane_id: Option<PaneId>,
+    /// Who created it through tmux-mcp (client name, @%pane when in tmux); absent when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+    /// Shell command a person runs to watch this pane read-only (create and info results only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attach: Option<String>,
 }
 
 /// A tmux window.
@@ -38,6 +44,12 @@ pub struct WindowInfo {
     pub window_width: Option<String>,
     pub window_height: Option<String>,
     pub active_pane_id: Option<PaneId>,
+    /// Who created it through tmux-mcp (client name, @%pane when in tmux); absent when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+    /// Shell command a person runs to watch this pane read-only (create and info results only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attach: Option<String>,
 }
 
 // Where a pane sits in its window, as every pane model reports it. Plain
@@ -77,6 +89,12 @@ pub struct PaneInfo {
     pub session_id: Option<SessionId>,
     /// True when this is the pane this MCP server runs in; null when unknown.
     pub is_caller: Option<bool>,
+    /// Who created it through tmux-mcp (client name, @%pane when in tmux); absent when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+    /// Shell command a person runs to watch this pane read-only (create and info results only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attach: Option<String>,
 }
 
 /// One pane in one call: what it shows plus cursor, mode and geometry.
