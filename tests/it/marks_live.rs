@@ -242,8 +242,7 @@ async fn new_programs_start_without_typing_keep_focus_and_a_person_can_watch_the
     let name = &tmux.name;
 
     // A person looks at session main.
-    let mut person = Terminal::open(&format!("tmux -L {name} attach -t main"));
-    person.until("$ ").await;
+    let person = Terminal::open(&format!("tmux -L {name} attach -t main"));
     let before = person_client(&tmux, "main").await;
 
     // Each program prints a line the pane can only show if it ran (the
