@@ -295,6 +295,8 @@ pub struct CallContext {
     pub cancel: CancellationToken,
     pub progress: Progress,
     pub log: Logger,
+    /// The client's `clientInfo.name`, if it gave one.
+    pub client: Option<Arc<str>>,
 }
 
 /// `notifications/progress` for one request, if it carried a `progressToken`.
@@ -452,6 +454,7 @@ impl CallContext {
             cancel: CancellationToken::new(),
             progress: Progress::none(),
             log: Logger::none(),
+            client: None,
         }
     }
 }

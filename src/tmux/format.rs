@@ -37,7 +37,8 @@ pub fn template(fields: &[&str]) -> String {
         if i > 0 {
             out.push_str(FIELD);
         }
-        if FREE_TEXT.contains(field) {
+        // A user option (`@name`) holds whatever anyone set.
+        if FREE_TEXT.contains(field) || field.starts_with('@') {
             out.push_str(&format!("#{{s/{FIELD}|{RECORD}/\u{FFFD}/:{field}}}"));
         } else {
             out.push_str("#{");

@@ -115,6 +115,9 @@ pub struct Features {
     /// notification until the block closes: they come after `%end`, as
     /// notifications, and a reply line is only ever output.
     pub notices_in_reply: bool,
+    /// Pane options, `set-option -p` (3.0 on): a pane's maker mark is a
+    /// pane option; before, panes are left unmarked.
+    pub pane_options: bool,
 }
 
 impl Features {
@@ -127,6 +130,7 @@ impl Features {
             line_marks: version >= Version::new(3, 7),
             pause_before_respawn: version >= Version::new(3, 2) && version < Version::new(3, 8),
             notices_in_reply: version < Version::new(3, 8),
+            pane_options: version >= Version::new(3, 0),
         }
     }
 }
@@ -165,6 +169,7 @@ mod tests {
         assert!(f("3.3a").attach_alone && f("3.6b").attach_alone && !f("3.7").attach_alone);
         assert!(!f("3.3a").raw_show_buffer && f("3.4").raw_show_buffer);
         assert!(!f("3.4").mirrored_layouts && f("3.5").mirrored_layouts);
+        assert!(!f("2.9a").pane_options && f("3.0").pane_options);
         assert!(!f("3.6a").line_marks && f("3.7").line_marks && f("next-3.8").line_marks);
         assert!(!Features::of(Version::UNKNOWN).pause_before_respawn);
         assert!(f("3.2").pause_before_respawn && f("3.3a").pause_before_respawn);

@@ -32,6 +32,7 @@ mod floating_live;
 mod gaps_live;
 mod guards_live;
 mod lifecycle_live;
+mod marks_live;
 mod mcp_resources;
 mod mcp_server;
 mod options_buffers_live;

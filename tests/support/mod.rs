@@ -338,6 +338,7 @@ pub fn start_with_progress(
         cancel,
         progress: Progress::new(Some(json!("t")), Outbox(tx), RequestGate::new()),
         log: Logger::none(),
+        client: None,
     };
     let call = svc.call_tool(tool, args, ctx).expect("tool exists");
     let handle = tokio::spawn(call);

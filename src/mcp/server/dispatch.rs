@@ -16,7 +16,7 @@ use super::modern::Era;
 use super::params::{
     CallToolParams, CancelledParams, GetPromptParams, InitializeParams, InitializeResult,
     ListParams, ReadResourceParams, ServerCapabilities, SetLevelParams, call_arguments,
-    completion_request,
+    client_name, completion_request,
 };
 use super::{MAX_COMPLETIONS, Queued, RESOURCE_NOT_FOUND, negotiate};
 use crate::mcp::jsonrpc::{self, ErrorCode, Id, Incoming, Response, RpcError};
@@ -31,6 +31,8 @@ pub(super) struct Server {
     pub(super) outbox: Outbox,
     /// The negotiated revision; `None` until `initialize` succeeded.
     pub(super) version: Option<&'static str>,
+    /// `clientInfo.name` of `initialize`.
+    pub(super) client: Option<Arc<str>>,
     pub(super) log_level: Arc<AtomicU8>,
     pub(super) logger: Logger,
     pub(super) in_flight: InFlightMap,
@@ -53,6 +55,7 @@ impl Server {
             service,
             outbox,
             version: None,
+            client: None,
             log_level,
             logger,
             in_flight: Arc::default(),
@@ -236,6 +239,7 @@ impl Server {
         };
         let result = serde_json::to_value(result).map_err(internal_error)?;
         self.version = Some(version);
+        self.client = client_name(params.client_info.as_ref());
         Ok(result)
     }
 
@@ -281,6 +285,7 @@ impl Server {
                 &self.outbox,
                 &self.service.implementation().name,
             ),
+            client: era.client(&self.client),
         };
         let service = &self.service;
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| {

@@ -32,6 +32,7 @@ const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 
 /// Methods of the handshake revisions that 2026-07-28 removed.
 const REMOVED: [&str; 5] = [
@@ -73,6 +74,8 @@ pub struct Modern {
     log_level: Option<LogLevel>,
     /// `serverInfo`, as every result's `_meta` carries it.
     server_info: Value,
+    /// The request's `clientInfo.name` (optional in this revision).
+    client: Option<Arc<str>>,
 }
 
 impl Era {
@@ -115,6 +118,7 @@ impl Era {
         Ok(Era::Modern(Modern {
             log_level,
             server_info,
+            client: super::params::client_name(meta.get(CLIENT_INFO)),
         }))
     }
 
@@ -127,6 +131,15 @@ impl Era {
                 let min = modern.log_level.map_or(Logger::OFF, |level| level as u8);
                 Logger::new(Arc::new(AtomicU8::new(min)), outbox.clone(), name)
             }
+        }
+    }
+
+    /// The client's name a call of this era carries: the session's, from
+    /// `initialize`, for legacy calls, the request's own for modern ones.
+    pub fn client(&self, session: &Option<Arc<str>>) -> Option<Arc<str>> {
+        match self {
+            Era::Legacy => session.clone(),
+            Era::Modern(modern) => modern.client.clone(),
         }
     }
 
@@ -256,6 +269,7 @@ mod tests {
         Era::Modern(Modern {
             log_level: None,
             server_info: json!({ "name": "t", "version": "1" }),
+            client: None,
         })
     }
 

@@ -63,6 +63,15 @@ pub(super) fn completion_request(params: Option<Value>) -> Result<CompletionRequ
 pub(super) struct InitializeParams {
     /// Required, and must be a string: anything else is `-32602`.
     pub(super) protocol_version: String,
+    /// Optional; only its `name` is kept, when it is a string.
+    #[serde(default)]
+    pub(super) client_info: Option<Value>,
+}
+
+/// `clientInfo.name`, when it is a string.
+pub(super) fn client_name(client_info: Option<&Value>) -> Option<std::sync::Arc<str>> {
+    let name = client_info?.get("name")?.as_str()?;
+    Some(name.into())
 }
 
 #[derive(Serialize)]

@@ -25,7 +25,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
         NAME,
         Toolset::Inspect,
         "Call Read Tools Batch",
-        "Run inspect tools in order, one result row each (socket_name goes in each operation's arguments); tools that change state or wait are refused. Capped at 60 KB (oldest rows elided).",
+        "Run inspect tools in order, a result row each (socket_name inside each operation's arguments); tools that change state or wait are refused. 60 KB cap (oldest rows elided).",
         READ,
         call_read_tools_batch,
     ));

@@ -14,6 +14,7 @@ use crate::tools::shared::filters::{self, Filters};
 use crate::tools::shared::guard::Doomed;
 use crate::tools::shared::keys::{KeyOptions, type_keys};
 use crate::tools::shared::lookup::{self, PaneArgs, PaneScope, PaneSel, WindowTarget};
+use crate::tools::shared::marks::{self, Made};
 use crate::tools::shared::models::{PaneInfo, PaneSnapshot};
 use crate::tools::shared::rows;
 use crate::tools::shared::shell::last::last_command;
@@ -99,10 +100,12 @@ pub struct ListPanesArgs {
     window: WindowTarget,
     /// Filters, as in list_sessions.
     filters: Option<Filters>,
+    // As in list_sessions (no description: the catalog is budgeted).
+    created_by: Option<String>,
 }
 
 async fn list_panes(
-    Call { app, target, .. }: Call,
+    Call { app, target, ctx }: Call,
     args: ListPanesArgs,
 ) -> ToolResult<Vec<PaneInfo>> {
     let session = &args.window.session;
@@ -133,12 +136,16 @@ async fn list_panes(
     for pane in &mut panes {
         app.mark_caller(&target, pane);
     }
+    let me = app.maker(&target, &ctx);
+    marks::keep_made_by(&mut panes, args.created_by.as_deref(), &me);
     filters::apply(panes, args.filters)
 }
 
 async fn get_pane_info(Call { app, target, .. }: Call, args: PaneArgs) -> ToolResult<PaneInfo> {
     let pane = lookup::resolve_pane(&target, &args.pane).await?;
-    app.pane_info(&target, pane).await
+    let mut info = app.pane_info(&target, pane).await?;
+    info.attach = Some(app.attach_command(&target, pane));
+    Ok(info)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -189,7 +196,7 @@ fn size_arg(size: Size) -> ToolResult<String> {
 }
 
 async fn split_window(
-    Call { app, target, .. }: Call,
+    Call { app, target, ctx }: Call,
     args: SplitWindowArgs,
 ) -> ToolResult<PaneInfo> {
     let spawn = args.spawn.check(&target)?;
@@ -217,6 +224,10 @@ async fn split_window(
     let lines = target.run(cmd).await?;
     let mut info = rows::created(&rows::PANE, &lines, "pane")?;
     app.mark_caller(&target, &mut info);
+    let maker = app.maker(&target, &ctx);
+    let made = Made::Pane(info.pane_id);
+    info.created_by = marks::mark(&target, made, &maker).await.then_some(maker);
+    info.attach = Some(app.attach_command(&target, info.pane_id));
     Ok(info)
 }
 
@@ -245,10 +256,10 @@ pub struct SendKeysArgs {
     /// Press Enter after the keys.
     #[serde(default = "yes")]
     enter: bool,
-    /// Send the text verbatim; false lets tmux read key names such as C-c or Escape.
+    /// Send verbatim; false reads key names such as C-c, Escape.
     #[serde(default)]
     literal: bool,
-    /// Prefix a space to keep the line out of shell history.
+    /// A leading space keeps it out of shell history.
     #[serde(default)]
     suppress_history: bool,
 }
@@ -276,7 +287,7 @@ pub struct CapturePaneArgs {
     #[serde(default, deserialize_with = "bounded::explicit")]
     #[schemars(with = "Option<i64>", extend("default" = 500))]
     max_lines: MaxLines,
-    /// Only the last command's output, from the shell's OSC 133 marks (start/end ignored).
+    /// Only the last command's output (shell OSC 133 marks; start/end ignored).
     #[serde(default)]
     last_command: bool,
 }
@@ -336,7 +347,7 @@ async fn snapshot_pane(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct DisplayMessageArgs {
-    /// Text and #{variable} references, e.g. '#{pane_current_command} #{cursor_x}'.
+    /// Text with #{variables}, e.g. '#{pane_current_command}'.
     format_string: String,
     #[serde(flatten)]
     pane: PaneSel,

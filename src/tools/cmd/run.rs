@@ -55,13 +55,13 @@ pub struct RunCommandArgs {
     /// Seconds to wait (capped by the server).
     #[serde(default = "default_run_timeout")]
     timeout: f64,
-    /// Return at most this many output lines (head and tail); null: all. Default: a screenful.
+    /// Most output lines (head and tail); null: all. Default: a screenful.
     #[serde(default, deserialize_with = "bounded::explicit")]
     #[schemars(with = "Option<i64>")]
     max_lines: MaxLines,
-    /// Prefix a space to keep the command out of shell history.
+    /// A leading space keeps it out of shell history.
     suppress_history: Option<bool>,
-    /// Run in a child shell (cd, export do not persist); false: in the pane's own shell.
+    /// A child shell (cd, export do not persist); false: the pane's own shell.
     #[serde(default = "yes")]
     in_subshell: bool,
     /// Return once it started.

@@ -14,6 +14,7 @@ use crate::tmux::{Command, TmuxError};
 use crate::tools::shared::filters::{self, Filters};
 use crate::tools::shared::guard::Doomed;
 use crate::tools::shared::lookup::{self, SessionArgs, SessionSel};
+use crate::tools::shared::marks::{self, Made};
 use crate::tools::shared::models::{ServerInfo, SessionInfo};
 use crate::tools::shared::rows;
 use crate::tools::shared::spawn::{self, SpawnArgs};
@@ -47,7 +48,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
         "list_servers",
         Toolset::Inspect,
         "List tmux Servers",
-        "Find live tmux servers: sockets in $TMUX_TMPDIR/tmux-<uid>/ and extra_socket_paths, then each TMUX_MCP_HOSTS host's (socket_name ALIAS:NAME), each like get_server_info.",
+        "Find live tmux servers (local sockets, extra_socket_paths, each TMUX_MCP_HOSTS host's as ALIAS:NAME), each like get_server_info.",
         READ,
         list_servers,
     ));
@@ -97,10 +98,21 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
 pub struct ListSessionsArgs {
     /// {"field[__op]": "value"}; ops exact, contains, startswith, endswith, regex (i-prefixed: any case), in, nin.
     filters: Option<Filters>,
+    /// Maker to keep ('me': this client).
+    created_by: Option<String>,
 }
 
-async fn list_sessions(target: Target, args: ListSessionsArgs) -> ToolResult<Vec<SessionInfo>> {
-    filters::apply(lookup::sessions(&target).await?, args.filters)
+async fn list_sessions(
+    Call { app, target, ctx }: Call,
+    args: ListSessionsArgs,
+) -> ToolResult<Vec<SessionInfo>> {
+    let mut sessions = lookup::sessions(&target).await?;
+    marks::keep_made_by(
+        &mut sessions,
+        args.created_by.as_deref(),
+        &app.maker(&target, &ctx),
+    );
+    filters::apply(sessions, args.filters)
 }
 
 async fn get_server_info(target: Target, _: NoArgs) -> ToolResult<ServerInfo> {
@@ -267,11 +279,16 @@ pub struct CreateSessionArgs {
     x: Option<u32>,
     /// Height in cells.
     y: Option<u32>,
+    // Run instead of the default shell (not typed), as split_window's.
+    shell: Option<String>,
     #[serde(flatten)]
     spawn: SpawnArgs,
 }
 
-async fn create_session(target: Target, args: CreateSessionArgs) -> ToolResult<SessionInfo> {
+async fn create_session(
+    Call { app, target, ctx }: Call,
+    args: CreateSessionArgs,
+) -> ToolResult<SessionInfo> {
     if let Some(name) = &args.session_name {
         spawn::session_name(name)?;
     }
@@ -298,10 +315,20 @@ async fn create_session(target: Target, args: CreateSessionArgs) -> ToolResult<S
         .opt_if("-x", args.x.map(|x| x.to_string()))
         .opt_if("-y", args.y.map(|y| y.to_string()));
     cmd = spawn.apply(cmd);
+    if let Some(shell) = &args.shell {
+        cmd = cmd.flag("--").arg(shell);
+    }
     // With no server (or no session) there is no control client: the hub
     // runs this in a one-shot process, which starts the server.
     let lines = target.run(cmd).await?;
-    rows::created(&rows::SESSION, &lines, "session")
+    let mut info = rows::created(&rows::SESSION, &lines, "session")?;
+    if let Some(pane) = info.active_pane_id {
+        let maker = app.maker(&target, &ctx);
+        let made = Made::Session(info.session_id, pane);
+        info.created_by = marks::mark(&target, made, &maker).await.then_some(maker);
+        info.attach = Some(app.attach_command(&target, pane));
+    }
+    Ok(info)
 }
 
 async fn kill_session(Call { app, target, .. }: Call, args: SessionArgs) -> ToolResult<String> {

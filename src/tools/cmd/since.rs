@@ -25,7 +25,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
         "capture_since",
         Toolset::Inspect,
         "Capture Since",
-        "Incremental read: without cursor, the screen and a cursor; with it, exactly the lines printed since (lines_missed: tmux lost some). 500 lines, 24 KB per call; truncated: call again.",
+        "Incremental read: no cursor: the screen and a cursor; with it: exactly the lines printed since (lines_missed: tmux lost some). 500 lines, 24 KB a call; truncated: call again.",
         READ,
         capture_since,
     ));

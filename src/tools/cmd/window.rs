@@ -14,6 +14,7 @@ use crate::tmux::version::Features;
 use crate::tools::error::not_found;
 use crate::tools::shared::guard::Doomed;
 use crate::tools::shared::lookup::{self, SessionSel, WindowSel, WindowTarget};
+use crate::tools::shared::marks::{self, Made};
 use crate::tools::shared::rows;
 use crate::tools::shared::spawn::{self, SpawnArgs};
 use crate::tools::toolsets::Toolset;
@@ -102,14 +103,21 @@ pub struct ListWindowsArgs {
     session: SessionSel,
     /// Filters, as in list_sessions.
     filters: Option<Filters>,
+    // As in list_sessions (no description: the catalog is budgeted).
+    created_by: Option<String>,
 }
 
-async fn list_windows(target: Target, args: ListWindowsArgs) -> ToolResult<Vec<WindowInfo>> {
+async fn list_windows(
+    Call { app, target, ctx }: Call,
+    args: ListWindowsArgs,
+) -> ToolResult<Vec<WindowInfo>> {
     let mut windows = lookup::windows(&target).await?;
     if args.session.is_given() {
         let session = lookup::session(&target, &args.session).await?;
         windows.retain(|w| w.session_id == Some(session.session_id));
     }
+    let me = app.maker(&target, &ctx);
+    marks::keep_made_by(&mut windows, args.created_by.as_deref(), &me);
     filters::apply(windows, args.filters)
 }
 
@@ -141,11 +149,16 @@ pub struct CreateWindowArgs {
     attach: bool,
     /// Before or after the current window (default: next free index).
     direction: Option<Placement>,
+    // As in create_session.
+    shell: Option<String>,
     #[serde(flatten)]
     spawn: SpawnArgs,
 }
 
-async fn create_window(target: Target, args: CreateWindowArgs) -> ToolResult<WindowInfo> {
+async fn create_window(
+    Call { app, target, ctx }: Call,
+    args: CreateWindowArgs,
+) -> ToolResult<WindowInfo> {
     let spawn = args.spawn.check(&target)?;
     let session = lookup::session(&target, &args.session).await?;
     let mut cmd = Command::new("new-window")
@@ -162,8 +175,18 @@ async fn create_window(target: Target, args: CreateWindowArgs) -> ToolResult<Win
     cmd = cmd.target(format!("{}:", session.session_id));
     cmd = cmd.opt_if("-n", args.window_name.as_deref().map(spawn::literal));
     cmd = spawn.apply(cmd);
+    if let Some(shell) = &args.shell {
+        cmd = cmd.flag("--").arg(shell);
+    }
     let lines = target.run(cmd).await?;
-    rows::created(&rows::WINDOW, &lines, "window")
+    let mut info = rows::created(&rows::WINDOW, &lines, "window")?;
+    if let Some(pane) = info.active_pane_id {
+        let maker = app.maker(&target, &ctx);
+        let made = Made::Window(info.window_id, pane);
+        info.created_by = marks::mark(&target, made, &maker).await.then_some(maker);
+        info.attach = Some(app.attach_command(&target, pane));
+    }
+    Ok(info)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -7,7 +7,8 @@
 //! - [`models`] and [`rows`]: the result models and their tmux fields;
 //!   [`filters`]: the reference's list filters;
 //! - [`args`]: argument values several tools check the same way;
-//!   [`spawn`]: what creating a session, window or pane shares;
+//!   [`spawn`]: what creating a session, window or pane shares; [`marks`]:
+//!   who made it; [`attach`]: how a person watches it;
 //!   [`keys`]: typing into a pane;
 //! - following a pane's output: [`observe`] (`Watch`), [`pace`] (how a
 //!   wait sleeps and reports progress), [`cursor`], [`tail`];
@@ -16,6 +17,7 @@
 //!   status back (run_command's machinery, and the last command of a pane).
 
 pub mod args;
+pub mod attach;
 pub mod bounded;
 pub mod caller;
 pub mod capture;
@@ -24,6 +26,7 @@ pub mod filters;
 pub mod guard;
 pub mod keys;
 pub mod lookup;
+pub mod marks;
 pub mod models;
 pub mod observe;
 pub mod pace;

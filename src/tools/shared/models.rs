@@ -21,6 +21,12 @@ pub struct SessionInfo {
     pub session_created: Option<String>,
     /// Active pane of the session's current window.
     pub active_pane_id: Option<PaneId>,
+    /// Who created it through tmux-mcp (client name, @%pane when in tmux); absent when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+    /// Shell command a person runs to watch this pane read-only (create and info results only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attach: Option<String>,
 }
 
 impl SessionInfo {
@@ -43,6 +49,12 @@ pub struct WindowInfo {
     pub window_width: Option<String>,
     pub window_height: Option<String>,
     pub active_pane_id: Option<PaneId>,
+    /// Who created it through tmux-mcp (client name, @%pane when in tmux); absent when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+    /// Shell command a person runs to watch this pane read-only (create and info results only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attach: Option<String>,
 }
 
 // Where a pane sits in its window, as every pane model reports it. Plain
@@ -85,6 +97,12 @@ pub struct PaneInfo {
     /// True for a floating pane (tmux 3.7+: above the tiled layout, not part of it); absent otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pane_floating: bool,
+    /// Who created it through tmux-mcp (client name, @%pane when in tmux); absent when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+    /// Shell command a person runs to watch this pane read-only (create and info results only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attach: Option<String>,
 }
 
 impl PaneInfo {

@@ -166,6 +166,7 @@ mod tests {
             cancel: CancellationToken::new(),
             progress: Progress::new(token, Outbox(tx), RequestGate::new()),
             log: Logger::none(),
+            client: None,
         };
         (ctx, rx)
     }

@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use crate::tmux::format::{Schema, flag, int, opt};
 use crate::tmux::{PaneId, SessionId, WindowId};
+use crate::tools::shared::marks::{PANE_MARK, SESSION_MARK, WINDOW_MARK};
 use crate::tools::shared::models::{
     PaneContentMatch, PaneInfo, PaneSnapshot, SessionInfo, WindowInfo,
 };
@@ -71,6 +72,7 @@ pub const SESSION: Rows<SessionInfo> = Rows {
         ("session_attached", |m, v| m.session_attached = opt(v)),
         ("session_created", |m, v| m.session_created = opt(v)),
         ("pane_id", |m, v| m.active_pane_id = id(v)),
+        (SESSION_MARK, |m, v| m.created_by = opt(v)),
     ]),
 };
 
@@ -88,6 +90,7 @@ pub const WINDOW: Rows<WindowInfo> = Rows {
         ("window_layout", |m, v| m.window_layout = opt(v)),
         ("session_name", |m, v| m.session_name = Some(v.into())),
         ("window_name", |m, v| m.window_name = Some(v.into())),
+        (WINDOW_MARK, |m, v| m.created_by = opt(v)),
     ]),
 };
 
@@ -133,6 +136,7 @@ pub const PANE: Rows<PaneInfo> = pane_schema! {
         ("pane_title", |m, v| m.pane_title = Some(v.into())),
         // Empty before tmux 3.7, which has no floating panes.
         ("pane_floating_flag", |m, v| m.pane_floating = flag(v) == Some(true)),
+        (PANE_MARK, |m, v| m.created_by = opt(v)),
     ],
 };
 
