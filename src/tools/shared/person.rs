@@ -141,6 +141,9 @@ async fn look(
 pub async fn before_typing(target: &Target, pane: PaneId, no_secret: bool) -> ToolResult<Waited> {
     let limits = target.hub.limits();
     let (secret_ok, quiet) = (limits.secret_input || no_secret, limits.human_quiet);
+    if secret_ok && quiet.is_none() {
+        return Ok(Waited::default());
+    }
     let started = Instant::now();
     let mut waited = Duration::ZERO;
     loop {
