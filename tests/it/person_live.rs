@@ -409,3 +409,28 @@ async fn a_person_typing_in_another_window_does_not_hold_the_agent() {
     );
     typing.join().expect("the person typed");
 }
+
+#[tokio::test]
+async fn run_command_also_lets_the_person_finish_their_line() {
+    let tmux = PrivateTmux::start();
+    let pane = tmux.first_pane();
+    let person = Arc::new(PtyClient::attach(&tmux, "main").await);
+    let svc = shared(tmux.service());
+    let started_typing = armed(&svc, &pane, "echo PE").await;
+    let typing = type_on_schedule(&person, "echo PERSON-LINE\r", Duration::from_millis(100));
+    finish(started_typing).await;
+    let ran = ok(
+        &svc,
+        "run_command",
+        json!({"pane_id": pane, "command": "echo AGENT-LINE", "timeout": 15}),
+    )
+    .await;
+    typing.join().expect("the person typed");
+    assert_eq!(ran["exit_status"], 0, "{ran}");
+    let lines = screen(&tmux, &pane);
+    assert!(
+        lines.iter().any(|l| l == "$ echo PERSON-LINE"),
+        "{lines:#?}"
+    );
+    assert!(lines.iter().any(|l| l == "PERSON-LINE"), "{lines:#?}");
+}

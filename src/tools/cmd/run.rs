@@ -16,6 +16,7 @@ use crate::tools::shared::cursor::Cursor;
 use crate::tools::shared::lookup::PaneSel;
 use crate::tools::shared::observe::{Watch, watch_pane};
 use crate::tools::shared::pace::Pace;
+use crate::tools::shared::person;
 use crate::tools::shared::shell::prompt;
 use crate::tools::shared::shell::span::{self, Delimiters, Span};
 use crate::tools::shared::shell::state::{self, PaneState};
@@ -165,6 +166,8 @@ async fn type_command(
         let line = typed::wrapped(run.command, &nonce, how, watch.geometry);
         (Delimiters::Markers(nonce), line)
     };
+    // A person typing there first finishes their line.
+    person::before_typing(target, watch.id, false).await?;
     let cursor = watch.end();
     let typed = Command::new("send-keys")
         .target(watch.id)
