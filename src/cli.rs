@@ -37,6 +37,10 @@ Environment (the names of libtmux-mcp, so settings carry over):
   TMUX_MCP_IDLE_DETACH_SECONDS   our control clients leave a session after this
                                  long with nothing watched (default 30; 0: stay)
   TMUX_MCP_STREAMING_CLIENTS     sessions streamed at once per server (default 16)
+  TMUX_MCP_SECRET_INPUT          allow: type into a pane asking for a password
+                                 (default: refused, and the person is told)
+  TMUX_MCP_HUMAN_QUIET_MS        agent input waits while a person typed this
+                                 recently in the pane's window (default 1500; 0: off)
   FASTMCP_LOG_LEVEL              WARNING or above: no audit line per call on stderr
   TMUX_MCP_HOSTS                 remote hosts a call may reach, ALIAS=DESTINATION,...
                                  (ssh destinations); socket_name ALIAS:NAME is the

@@ -70,6 +70,14 @@ pub struct Limits {
     /// (`TMUX_MCP_STREAMING_CLIENTS`, default 16): each costs tmux work on
     /// every command, the user's too.
     pub streaming_clients: usize,
+    /// Input into a pane that asks for a password is typed anyway
+    /// (`TMUX_MCP_SECRET_INPUT=allow`, for test passwords); by default it
+    /// is refused and the person is told.
+    pub secret_input: bool,
+    /// A person's client that sent keys this recently, looking at the
+    /// target pane, has the floor: agent input waits
+    /// (`TMUX_MCP_HUMAN_QUIET_MS`, default 1500; `0`: never waits, `None`).
+    pub human_quiet: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -86,6 +94,8 @@ impl Default for Limits {
             watched_panes: 64,
             idle_detach: Some(Duration::from_secs(30)),
             streaming_clients: 16,
+            secret_input: false,
+            human_quiet: Some(Duration::from_millis(1500)),
         }
     }
 }
@@ -153,6 +163,8 @@ impl Config {
             limits: Limits {
                 idle_detach: idle_detach(var("TMUX_MCP_IDLE_DETACH_SECONDS"))?,
                 streaming_clients: streaming_clients(var("TMUX_MCP_STREAMING_CLIENTS"))?,
+                secret_input: secret_input(var("TMUX_MCP_SECRET_INPUT"))?,
+                human_quiet: human_quiet(var("TMUX_MCP_HUMAN_QUIET_MS"))?,
                 ..Limits::default()
             },
         };
@@ -186,6 +198,29 @@ fn streaming_clients(raw: Option<String>) -> anyhow::Result<usize> {
         _ => {
             bail!("TMUX_MCP_STREAMING_CLIENTS must be a whole number from 1 to 1024, not {text:?}")
         }
+    }
+}
+
+fn secret_input(raw: Option<String>) -> anyhow::Result<bool> {
+    match raw.as_deref().map(str::trim) {
+        None | Some("") | Some("refuse") => Ok(false),
+        Some("allow") => Ok(true),
+        Some(text) => {
+            bail!("TMUX_MCP_SECRET_INPUT must be unset, 'refuse' or 'allow', not {text:?}")
+        }
+    }
+}
+
+fn human_quiet(raw: Option<String>) -> anyhow::Result<Option<Duration>> {
+    let Some(text) = raw.filter(|t| !t.trim().is_empty()) else {
+        return Ok(Limits::default().human_quiet);
+    };
+    match text.trim().parse::<u64>() {
+        Ok(0) => Ok(None),
+        Ok(ms @ 1..=60_000) => Ok(Some(Duration::from_millis(ms))),
+        _ => bail!(
+            "TMUX_MCP_HUMAN_QUIET_MS must be a whole number of milliseconds from 0 (off) to 60000, not {text:?}"
+        ),
     }
 }
 
@@ -360,6 +395,33 @@ mod tests {
             4
         );
         assert!(limits("TMUX_MCP_STREAMING_CLIENTS", "0").is_err());
+        let defaults = limits("TMUX_MCP_HUMAN_QUIET_MS", "").unwrap();
+        assert_eq!(defaults.human_quiet, Some(Duration::from_millis(1500)));
+        assert!(!defaults.secret_input);
+        assert_eq!(
+            limits("TMUX_MCP_HUMAN_QUIET_MS", "0").unwrap().human_quiet,
+            None
+        );
+        assert_eq!(
+            limits("TMUX_MCP_HUMAN_QUIET_MS", "250")
+                .unwrap()
+                .human_quiet,
+            Some(Duration::from_millis(250))
+        );
+        for bad in ["-1", "1.5", "soon", "60001"] {
+            assert!(limits("TMUX_MCP_HUMAN_QUIET_MS", bad).is_err(), "{bad}");
+        }
+        assert!(
+            limits("TMUX_MCP_SECRET_INPUT", "allow")
+                .unwrap()
+                .secret_input
+        );
+        assert!(
+            !limits("TMUX_MCP_SECRET_INPUT", "refuse")
+                .unwrap()
+                .secret_input
+        );
+        assert!(limits("TMUX_MCP_SECRET_INPUT", "yes").is_err());
     }
 
     #[test]

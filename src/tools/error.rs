@@ -145,6 +145,8 @@ pub enum ErrorKind {
     PaneDead,
     NoWindowsExist,
     NoPanesExist,
+    /// A person is typing where the agent would: input waited and gave up.
+    HumanActive,
 }
 
 impl ErrorKind {
@@ -181,6 +183,7 @@ impl ErrorKind {
             ErrorKind::PaneDead => "PaneDead",
             ErrorKind::NoWindowsExist => "NoWindowsExist",
             ErrorKind::NoPanesExist => "NoPanesExist",
+            ErrorKind::HumanActive => "human_active",
         }
     }
 }

@@ -223,7 +223,9 @@ async fn tool_states_in(shell: &str, comm: &str) {
     assert_eq!(entry["foreground_pid"], pid);
     assert_eq!(
         entry["observable_states"],
-        json!(["prompt", "input", "secret", "exited", "idle", "bell"])
+        json!([
+            "prompt", "input", "secret", "running", "exited", "idle", "bell"
+        ])
     );
     assert!(entry["elapsed_seconds"].as_f64().unwrap() < 5.0);
 
@@ -562,7 +564,7 @@ async fn a_remote_password_prompt_is_secret_through_ssh() {
     assert_eq!(entry["state"], "prompt", "{entry}");
     assert_eq!(
         entry["observable_states"],
-        json!(["prompt", "secret", "exited", "idle", "bell"]),
+        json!(["prompt", "secret", "running", "exited", "idle", "bell"]),
         "{entry}"
     );
     let wait = armed(&svc, args(json!(["secret"]), 10)).await;

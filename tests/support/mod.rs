@@ -1,6 +1,7 @@
 //! Shared test support: a private tmux server that is always killed.
 
 pub mod mcp;
+pub mod pty;
 pub mod sshd;
 
 use std::path::{Path, PathBuf};

@@ -16,6 +16,7 @@ use crate::tools::shared::args::{check_buffer_text, yes};
 use crate::tools::shared::bounded::{self, MaxLines};
 use crate::tools::shared::capture::{backstop, capture_bound};
 use crate::tools::shared::lookup::{self, PaneSel};
+use crate::tools::shared::person;
 use crate::tools::toolsets::Toolset;
 use crate::tools::{
     CREATE, Call, DESTROY, ErrorKind, INPUT, READ, Target, ToolDef, ToolError, ToolResult,
@@ -160,8 +161,8 @@ async fn paste_buffer(target: Target, args: PasteBufferArgs) -> ToolResult<Strin
     check_buffer_name(&args.buffer_name)?;
     let pane = lookup::resolve_pane(&target, &args.pane).await?;
     // paste-buffer does not say when the pane is missing in every version;
-    // look it up first so the error is the usual one.
-    lookup::pane_row(&target, pane).await?;
+    // the look before typing finds it first, so the error is the usual one.
+    let waited = person::before_typing(&target, pane, false).await?;
     let mut cmd = Command::new("paste-buffer");
     if args.bracket {
         cmd = cmd.flag("-p");
@@ -173,8 +174,9 @@ async fn paste_buffer(target: Target, args: PasteBufferArgs) -> ToolResult<Strin
         .await
         .map_err(|e| buffer_error("paste-buffer", &args.buffer_name, e))?;
     Ok(format!(
-        "Buffer '{}' pasted to pane {pane}",
-        args.buffer_name
+        "Buffer '{}' pasted to pane {pane}{}",
+        args.buffer_name,
+        waited.note()
     ))
 }
 

@@ -271,8 +271,8 @@ async fn send_keys(target: Target, args: SendKeysArgs) -> ToolResult<String> {
         literal: args.literal,
         suppress_history: args.suppress_history,
     };
-    type_keys(&target, pane, &args.keys, how).await?;
-    Ok(format!("Keys sent to pane {pane}"))
+    let waited = type_keys(&target, pane, &args.keys, how).await?;
+    Ok(format!("Keys sent to pane {pane}{}", waited.note()))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -17,6 +17,7 @@ use crate::tools::shared::guard::Doomed;
 use crate::tools::shared::keys::{self, KeyOptions};
 use crate::tools::shared::lookup::{self, PaneArgs, PaneSel, SessionSel};
 use crate::tools::shared::models::PaneContentMatch;
+use crate::tools::shared::person;
 use crate::tools::shared::rows;
 use crate::tools::shared::spawn::{self, SpawnArgs};
 use crate::tools::toolsets::Toolset;
@@ -276,7 +277,7 @@ async fn send_one(
             literal: op.literal,
             suppress_history: op.suppress_history,
         };
-        keys::type_keys(target, pane, &op.keys, how).await
+        keys::type_keys(target, pane, &op.keys, how).await.map(drop)
     };
     let result = deadline.bound(run).await;
     // A well-formed id names no pane until tmux says so: then, as for
@@ -303,6 +304,7 @@ pub struct PasteTextArgs {
 async fn paste_text(target: Target, args: PasteTextArgs) -> ToolResult<String> {
     check_buffer_text(&args.text, "text", "paste_text")?;
     let pane = lookup::resolve_pane(&target, &args.pane).await?;
+    let waited = person::before_typing(&target, pane, false).await?;
     let name = format!("libtmux_mcp_{}_paste", uuid::Uuid::new_v4().simple());
     target
         .run(
@@ -324,7 +326,7 @@ async fn paste_text(target: Target, args: PasteTextArgs) -> ToolResult<String> {
             .await;
         return Err(e);
     }
-    Ok(format!("Text pasted to pane {pane}"))
+    Ok(format!("Text pasted to pane {pane}{}", waited.note()))
 }
 
 // ---------------------------------------------------------------- clear_pane

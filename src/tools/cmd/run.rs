@@ -16,6 +16,7 @@ use crate::tools::shared::cursor::{Cursor, OutputSpan};
 use crate::tools::shared::lookup::PaneSel;
 use crate::tools::shared::observe::{self, Watch, watch_pane};
 use crate::tools::shared::pace::Pace;
+use crate::tools::shared::person;
 use crate::tools::shared::shell::handles::{self, Commands, Record};
 use crate::tools::shared::shell::prompt;
 use crate::tools::shared::shell::span::{self, Delimiters, Span};
@@ -172,6 +173,8 @@ async fn type_command(
         let line = typed::wrapped(run.command, &nonce, how, watch.geometry);
         (Delimiters::Markers(nonce.clone()), line)
     };
+    // A person typing there first finishes their line.
+    person::before_typing(target, watch.id, false).await?;
     let cursor = watch.end();
     // The line and its Enter (`\r`, the byte the Enter key sends) in one
     // command: a round trip less.

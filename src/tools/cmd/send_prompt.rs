@@ -24,8 +24,9 @@ use crate::tools::shared::args::{check_buffer_text, seconds, yes};
 use crate::tools::shared::lookup::{self, PaneSel};
 use crate::tools::shared::observe::Watch;
 use crate::tools::shared::pace::{Pace, Woke};
+use crate::tools::shared::person;
 use crate::tools::toolsets::Toolset;
-use crate::tools::{Call, INPUT, Target, ToolDef, ToolResult};
+use crate::tools::{Call, ErrorKind, INPUT, Target, ToolDef, ToolResult};
 
 pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     tools.push(
@@ -118,6 +119,14 @@ async fn send_prompt(
     if let Some((outcome, note)) = until_reading(&mut watch, &target, &mut pace).await {
         return Ok(finish(outcome, 0, Some(note)));
     }
+    // A password prompt is the person's to answer, and a person typing
+    // there has the floor (see `person`).
+    match person::before_typing(&target, pane, false).await {
+        Err(e) if e.kind == ErrorKind::Refused => {
+            return Ok(finish(PromptOutcome::Refused, 0, Some(e.message)));
+        }
+        waited => waited?,
+    };
     paste(&target, pane, &args.text).await?;
     if !args.submit {
         return Ok(finish(PromptOutcome::TypedNotSubmitted, 0, None));

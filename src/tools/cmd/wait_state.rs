@@ -2,7 +2,9 @@
 //! at the prompt, its program waits for input, its process exited, it has
 //! been quiet for `idle_ms`, or it rang the bell; `secret` is a program
 //! waiting for a password (a line read with echo off, see
-//! [`crate::process`]), which `input` does not include.
+//! [`crate::process`]), which `input` does not include. `running` (a
+//! foreground command runs) only when named: with `prompt`, it is how an
+//! agent waits for a person to answer a password prompt.
 //!
 //! Event-driven like `wait_for_text`. The wait sleeps on the pane's change
 //! signal (output, gaps, structural events such as a closed window), on
@@ -59,7 +61,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
             "wait_for_state",
             Toolset::Inspect,
             "Wait For State",
-            "Wait until the pane: prompt, input, secret (password), exited, idle, bell.",
+            "Wait for a state (default: all but running); secret: a password.",
             READ,
             wait_for_state,
         )
@@ -93,15 +95,18 @@ pub enum PaneState {
     Bell,
     // The foreground program waits for a password (echo off).
     Secret,
+    // A foreground command runs (only when asked for: it needs nobody).
+    Running,
 }
 
 /// Checked in this order: the first true one is reported.
-const ORDER: [PaneState; 6] = [
+const ORDER: [PaneState; 7] = [
     PaneState::Exited,
     PaneState::Bell,
     PaneState::Secret,
     PaneState::Input,
     PaneState::Prompt,
+    PaneState::Running,
     PaneState::Idle,
 ];
 
@@ -114,6 +119,7 @@ impl PaneState {
             PaneState::Idle => "idle",
             PaneState::Bell => "bell",
             PaneState::Secret => "secret",
+            PaneState::Running => "running",
         }
     }
 }
@@ -161,19 +167,22 @@ pub struct WaitForStateResult {
 
 /// The states asked for, as a set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Wanted([bool; 6]);
+struct Wanted([bool; 7]);
 
 impl Wanted {
     fn new(states: Option<&[PaneState]>) -> ToolResult<Wanted> {
         let Some(states) = states else {
-            return Ok(Wanted([true; 6]));
+            // Every state that needs the agent: not running.
+            let mut all = [true; 7];
+            all[PaneState::Running as usize] = false;
+            return Ok(Wanted(all));
         };
         if states.is_empty() {
             return Err(ToolError::invalid(
-                "states must name at least one of prompt, input, secret, exited, idle, bell (or be omitted for all)",
+                "states must name at least one of prompt, input, secret, exited, idle, bell, running (or be omitted for all but running)",
             ));
         }
-        let mut set = [false; 6];
+        let mut set = [false; 7];
         for s in states {
             set[*s as usize] = true;
         }
@@ -258,6 +267,7 @@ impl Tracker {
             PaneState::Input => self.probe.activity == Activity::Input,
             PaneState::Secret => self.probe.activity == Activity::Secret,
             PaneState::Prompt => self.probe.activity == Activity::Prompt,
+            PaneState::Running => self.probe.activity == Activity::Running,
             PaneState::Idle => now.saturating_duration_since(self.quiet_since) >= self.idle,
         }
     }
@@ -275,7 +285,6 @@ impl Tracker {
             .probe
             .observable
             .iter()
-            .filter(|s| **s != "running")
             .map(|s| (*s).to_owned())
             .collect();
         names.extend(["idle".to_owned(), "bell".to_owned()]);
@@ -736,10 +745,39 @@ mod tests {
         let mut t = tracker(&[PaneState::Bell], 1000, t0, Activity::Prompt);
         assert_eq!(
             t.observable(),
-            ["prompt", "input", "secret", "exited", "idle", "bell"]
+            [
+                "prompt", "input", "secret", "running", "exited", "idle", "bell"
+            ]
         );
         t.probe.observable = process::OBSERVE_EXITED;
         assert_eq!(t.observable(), ["exited", "idle", "bell"]);
         assert!(Wanted::new(Some(&[])).is_err());
+    }
+
+    #[test]
+    fn running_is_reported_only_when_named() {
+        let t0 = Instant::now();
+        let all = Wanted::new(None).unwrap();
+        let t = Tracker::new(
+            all,
+            Duration::from_millis(1000),
+            t0,
+            probe(Activity::Running),
+        );
+        assert_eq!(t.verdict(t0), None);
+        let t = tracker(
+            &[PaneState::Prompt, PaneState::Running],
+            1000,
+            t0,
+            Activity::Running,
+        );
+        assert_eq!(t.verdict(t0), Some(PaneState::Running));
+        let t = tracker(
+            &[PaneState::Prompt, PaneState::Running],
+            1000,
+            t0,
+            Activity::Secret,
+        );
+        assert_eq!(t.verdict(t0), None);
     }
 }

@@ -1,6 +1,7 @@
 //! Typing into a pane the way `send_keys` does.
 
 use crate::tmux::{Command, PaneId};
+use crate::tools::shared::person::{self, Waited};
 use crate::tools::{Target, ToolResult};
 
 /// How [`type_keys`] delivers text.
@@ -11,15 +12,23 @@ pub struct KeyOptions {
     pub suppress_history: bool,
 }
 
+/// Keys that give up on a prompt rather than answer it: they may go to a
+/// pane that asks for a password (nothing secret in them).
+const GIVE_UP: &[&str] = &["C-c", "C-d", "C-z", "C-\\", "Escape"];
+
 /// Types `keys` into `pane` (send_keys and send_keys_batch): `send-keys
 /// [-l]` with a leading space when suppressing history, then a separate
-/// Enter when asked.
+/// Enter when asked. First what the person is owed
+/// ([`person::before_typing`]), except that a lone key that gives up
+/// ([`GIVE_UP`]) may go to a password prompt; how long that waited.
 pub async fn type_keys(
     target: &Target,
     pane: PaneId,
     keys: &str,
     how: KeyOptions,
-) -> ToolResult<()> {
+) -> ToolResult<Waited> {
+    let gives_up = !how.literal && !how.enter && !how.suppress_history && GIVE_UP.contains(&keys);
+    let waited = person::before_typing(target, pane, gives_up).await?;
     let text = if how.suppress_history {
         format!(" {keys}")
     } else {
@@ -37,5 +46,5 @@ pub async fn type_keys(
             .run(Command::new("send-keys").target(pane).arg("Enter"))
             .await?;
     }
-    Ok(())
+    Ok(waited)
 }

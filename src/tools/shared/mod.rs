@@ -9,7 +9,8 @@
 //! - [`args`]: argument values several tools check the same way;
 //!   [`spawn`]: what creating a session, window or pane shares; [`marks`]:
 //!   who made it; [`attach`]: how a person watches it;
-//!   [`keys`]: typing into a pane;
+//!   [`keys`]: typing into a pane; [`person`]: what the person at the
+//!   terminal is owed first (passwords, the floor);
 //! - following a pane's output: [`observe`] (`Watch`), [`pace`] (how a
 //!   wait sleeps and reports progress), [`cursor`], [`tail`];
 //! - [`bounded`] and [`capture`]: every result's bounds;
@@ -30,6 +31,7 @@ pub mod marks;
 pub mod models;
 pub mod observe;
 pub mod pace;
+pub mod person;
 pub mod rows;
 pub mod shell;
 pub mod spawn;
