@@ -356,6 +356,10 @@ impl Soak {
                 let typed = self.typing_pane();
                 json!({ "pane_id": typed.pane, "text": "echo soak-paste" })
             }
+            "send_prompt" => {
+                let typed = self.typing_pane();
+                json!({ "pane_id": typed.pane, "text": "echo soak-prompt", "timeout": 2 })
+            }
             "respawn_pane" => {
                 let programs = [None, Some(PRINTER), Some(BURST)];
                 match self.rng.pick(&programs) {
