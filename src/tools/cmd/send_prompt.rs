@@ -23,7 +23,7 @@ use crate::tmux::{Command, PaneId};
 use crate::tools::shared::args::{check_buffer_text, seconds, yes};
 use crate::tools::shared::lookup::{self, PaneSel};
 use crate::tools::shared::observe::Watch;
-use crate::tools::shared::pace::{Pace, Woke};
+use crate::tools::shared::pace::{Pace, Woke, elapsed_seconds};
 use crate::tools::shared::person;
 use crate::tools::toolsets::Toolset;
 use crate::tools::{Call, ErrorKind, INPUT, Target, ToolDef, ToolResult};
@@ -108,7 +108,7 @@ async fn send_prompt(
         pane_id: pane,
         outcome,
         attempts,
-        elapsed_seconds: pace_seconds(started),
+        elapsed_seconds: elapsed_seconds(started),
         note,
     };
     if app.is_caller(&target, pane) == Some(true) {
@@ -131,8 +131,8 @@ async fn send_prompt(
     if !args.submit {
         return Ok(finish(PromptOutcome::TypedNotSubmitted, 0, None));
     }
-    // From here the paste is in: Enter goes whatever the readiness wait
-    // left of the timeout (a few seconds at most, cancellable).
+    // The paste is in: Enter and its checks take a few seconds at most,
+    // whatever is left of the timeout; a cancel stops them.
     let submitting = async {
         settle(&mut watch).await;
         for attempt in 1..=ATTEMPTS {
@@ -161,10 +161,6 @@ async fn send_prompt(
         ATTEMPTS,
         Some(note),
     ))
-}
-
-fn pace_seconds(started: Instant) -> f64 {
-    crate::tools::shared::pace::elapsed_seconds(started)
 }
 
 /// Waits until the pane's program reads its terminal (at a prompt or
