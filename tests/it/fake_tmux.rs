@@ -347,7 +347,7 @@ async fn send_keys_sends_hostile_text_as_one_quoted_argument() {
         .fake
         .records()
         .into_iter()
-        .filter(|r| r["kind"] == "cmd")
+        .filter(|r| r["kind"] == "cmd" && r["args"][0] == "send-keys")
         .collect();
     assert_eq!(cmds.len(), 2, "{cmds:?}");
     // The fake splits each line as tmux's parser would: the text is one word.
@@ -446,7 +446,11 @@ async fn run_command_reads_status_and_output_between_markers() {
     assert_eq!(result["exit_status"], 3, "{result}");
     assert_eq!(result["output"], json!(["hello", "no newline"]));
     assert_eq!(result["timed_out"], false);
-    let typed = &server.fake.lines()[1];
+    let lines = server.fake.lines();
+    let typed = lines
+        .iter()
+        .find(|l| l.starts_with("send-keys"))
+        .expect("the command was typed");
     assert!(
         typed.starts_with("send-keys -t '%1' -l -- ' printf"),
         "{typed}"

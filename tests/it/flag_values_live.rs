@@ -36,6 +36,7 @@ fn filler(name: &str, pane: &str, window: &str) -> Option<Value> {
         "hook_name" => json!("pane-exited"),
         "buffer_name" => json!("libtmux_mcp_flag"),
         "operations" => json!([]),
+        "command_id" => json!("cmd-none"),
         _ => return None,
     })
 }

@@ -306,18 +306,11 @@ async fn option_and_hook_names_stay_literal() {
     assert_eq!(shown["value"], value.as_str());
     ok(&svc, "show_hooks", json!({"scope": "server"})).await;
 
-    // A #() job tmux starts after every call above has run: one the calls
-    // had started would have been started before it.
+    // A command tmux runs after every call above has run, and waits for:
+    // a #() job one of the calls had started was started before it.
     let control = dir.join("control");
-    tmux.cmd(&["display-message", "-p", &touch("control")]);
-    let ran = async {
-        while !control.exists() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    };
-    tokio::time::timeout(crate::support::BOUND, ran)
-        .await
-        .expect("tmux ran the control job");
+    tmux.cmd(&["run-shell", &format!("touch '{}'", control.display())]);
+    assert!(control.exists(), "tmux ran the control command");
     let made: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())

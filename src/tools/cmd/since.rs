@@ -13,7 +13,7 @@ use crate::tmux::PaneId;
 use crate::tools::shared::bounded::{self, DEFAULT_BYTES, cut_to};
 use crate::tools::shared::cursor::{Cursor, OutputSpan};
 use crate::tools::shared::lookup::{self, PaneSel};
-use crate::tools::shared::observe::{MAX_LINE, read_back, read_screen};
+use crate::tools::shared::observe::{self, MAX_LINE, read_back, read_screen};
 use crate::tools::shared::pace::elapsed_seconds;
 use crate::tools::shared::shell::typed::is_plumbing;
 use crate::tools::shared::tail::lossy;
@@ -315,8 +315,13 @@ async fn capture_since(target: Target, args: CaptureSinceArgs) -> ToolResult<Cap
     let mut missed = false;
     if let Some(span) = cursor.output {
         // A command's output, paged from this process's recording: byte
-        // for byte, up to where the command ended.
-        if let Some(follower) = held(&target, id, &span) {
+        // for byte, up to where the command ended; only while the server
+        // and the pane's process are the cursor's (a server started again
+        // on the same socket reuses the pane ids before we notice it).
+        let same = observe::rows(&target, id)
+            .await
+            .is_ok_and(|now| now.server == cursor.server && now.pid == cursor.pid);
+        if let Some(follower) = held(&target, id, &span).filter(|_| same) {
             let (page, lost) = read_page(&follower, &span, max_lines, max_bytes);
             let left = (span.stop > page.next).then_some(OutputSpan {
                 offset: page.next,

@@ -27,13 +27,17 @@ pub async fn type_keys(
     keys: &str,
     how: KeyOptions,
 ) -> ToolResult<Waited> {
-    let gives_up = !how.literal && !how.enter && !how.suppress_history && GIVE_UP.contains(&keys);
-    let waited = person::before_typing(target, pane, gives_up).await?;
     let text = if how.suppress_history {
         format!(" {keys}")
     } else {
         keys.to_owned()
     };
+    if text.is_empty() && !how.enter {
+        // Nothing to type: nothing anyone is owed.
+        return Ok(Waited::default());
+    }
+    let gives_up = !how.literal && !how.enter && !how.suppress_history && GIVE_UP.contains(&keys);
+    let waited = person::before_typing(target, pane, gives_up).await?;
     if !text.is_empty() {
         let mut cmd = Command::new("send-keys").target(pane);
         if how.literal {
