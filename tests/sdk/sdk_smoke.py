@@ -248,6 +248,22 @@ async def scenario(s, client):
                                       "text": "echo pasted-$((3+3)); tmux wait-for -S sdkpaste\n",
                                       "bracket": False},
                     "sdkpaste")
+    await signalled(s, "send_prompt", {"pane_id": pane,
+                                       "text": "echo prompted; tmux wait-for -S sdkprompt"},
+                    "sdkprompt")
+    # A command as a handle: started in the background, found, stopped,
+    # and its end read back.
+    started = await s.call("run_command", {"pane_id": pane, "command": "sleep 30",
+                                           "background": True},
+                           lambda v: expect(bool(v.get("command_id")), f"got {v}"))
+    if started is not None:
+        cid = started["command_id"]
+        await s.call("list_commands", {"pane_id": pane, "running": True},
+                     lambda v: expect(cid in json.dumps(v), f"got {v}"))
+        await s.call("stop_command", {"command_id": cid},
+                     lambda v: expect(not v["running"], f"got {v}"))
+        await s.call("wait_for_command", {"command_id": cid, "timeout": 5},
+                     lambda v: expect(not v["running"], f"got {v}"))
     # wait_for_text: the output is produced once the server reports the
     # wait armed (a progress notification), so it is new output for it.
     armed = []
