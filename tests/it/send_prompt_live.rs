@@ -30,6 +30,23 @@ async fn until_screen(tmux: &PrivateTmux, pane: &str, cond: impl Fn(&str) -> boo
     }
 }
 
+/// A window running the input-box stand-in, once it is ready.
+async fn input_box(tmux: &PrivateTmux) -> String {
+    let program = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/programs/input-box.py");
+    let args = [
+        "new-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "python3",
+        program,
+    ];
+    let pane = tmux.cmd(&args).trim().to_owned();
+    until_screen(tmux, &pane, |t| t.contains("> ready")).await;
+    pane
+}
+
 fn submitted_line(message: &str) -> String {
     // A paste carries newlines as carriage returns, as a terminal does.
     let bytes = message.replace('\n', "\r");
@@ -42,20 +59,7 @@ fn submitted_line(message: &str) -> String {
 async fn a_message_reaches_an_input_box_once_whole_and_submitted() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let program = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/programs/input-box.py");
-    let pane = tmux
-        .cmd(&[
-            "new-window",
-            "-d",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            "python3",
-            program,
-        ])
-        .trim()
-        .to_owned();
-    until_screen(&tmux, &pane, |t| t.contains("> ready")).await;
+    let pane = input_box(&tmux).await;
 
     let short = "first line\nsecond line\nthird: done";
     let big: String = (0..4200)
@@ -124,20 +128,7 @@ async fn shells_and_a_repl_run_the_message_once() {
 async fn without_submit_the_text_waits_in_the_program() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
-    let program = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/programs/input-box.py");
-    let pane = tmux
-        .cmd(&[
-            "new-window",
-            "-d",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            "python3",
-            program,
-        ])
-        .trim()
-        .to_owned();
-    until_screen(&tmux, &pane, |t| t.contains("> ready")).await;
+    let pane = input_box(&tmux).await;
     let r = ok(
         &svc,
         "send_prompt",

@@ -172,6 +172,27 @@ impl Soak {
         pane
     }
 
+    /// A window or pane of ours still alive to kill (else one made now in
+    /// `session`), taken off the list.
+    fn victim(&mut self, kind: Made, session: &str) -> String {
+        let (made, format) = match kind {
+            Made::Window => (&self.made_windows, "#{window_id}"),
+            Made::Pane => (&self.made_panes, "#{pane_id}"),
+        };
+        let id = match made.iter().find(|m| self.alive(m)).cloned() {
+            Some(id) => id,
+            None => {
+                let target = format!("{session}:");
+                self.cli(&["new-window", "-d", "-t", &target, "-P", "-F", format])
+            }
+        };
+        match kind {
+            Made::Window => self.made_windows.retain(|m| *m != id),
+            Made::Pane => self.made_panes.retain(|m| *m != id),
+        }
+        id
+    }
+
     fn alive(&self, id: &str) -> bool {
         self.panes
             .iter()
@@ -264,20 +285,7 @@ impl Soak {
                 return;
             }
             "kill_window" => {
-                let made = self.made_windows.iter().find(|w| self.alive(w)).cloned();
-                let id = match made {
-                    Some(id) => id,
-                    None => self.cli(&[
-                        "new-window",
-                        "-d",
-                        "-t",
-                        &format!("{session}:"),
-                        "-P",
-                        "-F",
-                        "#{window_id}",
-                    ]),
-                };
-                self.made_windows.retain(|w| *w != id);
+                let id = self.victim(Made::Window, &session);
                 json!({ "window_id": id })
             }
             "rename_window" => json!({ "window_id": window, "new_name": self.name("w") }),
@@ -302,20 +310,7 @@ impl Soak {
                 return;
             }
             "kill_pane" => {
-                let made = self.made_panes.iter().find(|p| self.alive(p)).cloned();
-                let id = match made {
-                    Some(id) => id,
-                    None => self.cli(&[
-                        "new-window",
-                        "-d",
-                        "-t",
-                        &format!("{session}:"),
-                        "-P",
-                        "-F",
-                        "#{pane_id}",
-                    ]),
-                };
-                self.made_panes.retain(|p| *p != id);
+                let id = self.victim(Made::Pane, &session);
                 json!({ "pane_id": id })
             }
             "send_keys" => {
@@ -569,4 +564,11 @@ async fn every_tool_in_random_orders_leaves_tmux_running() {
     let gone = soak.tmux.try_cmd(&["display-message", "-p", "#{pid}"]);
     assert!(!gone.status.success(), "kill_server ended the server");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What [`Soak::victim`] takes.
+#[derive(Clone, Copy)]
+enum Made {
+    Window,
+    Pane,
 }
