@@ -21,7 +21,7 @@
 //! flooding pane be paused too: when it prints faster than
 //! [`FLOOD_BYTES`] per [`FLOOD_WINDOW`], it is paused for a while
 //! (doubling from [`FLOOD_PAUSE_FIRST`] to [`FLOOD_PAUSE_MAX`]), then
-//! resumed; output within [`FLOOD_WINDOW`] of a resume means the flood goes
+//! resumed, or sooner once it has gone quiet; output within [`FLOOD_WINDOW`] of a resume means the flood goes
 //! on, and the pane is paused again at its first chunk. The pause and
 //! resume are gaps in the recording, after which the waiter matches the
 //! screen. Nothing is skipped silently.
@@ -45,6 +45,8 @@ pub const FLOOD_WINDOW: Duration = Duration::from_millis(100);
 /// How long a flooding pane is paused the first time in a row, and at most.
 pub const FLOOD_PAUSE_FIRST: Duration = Duration::from_millis(25);
 pub const FLOOD_PAUSE_MAX: Duration = Duration::from_millis(200);
+/// How often a pane paused for a flood is asked whether it went quiet.
+pub const FLOOD_PROBE: Duration = Duration::from_millis(2);
 
 /// What a lease needs of its pane's output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -268,9 +270,42 @@ impl Quiet {
         self.set(pane, "pause");
         let quiet = self.clone();
         tokio::spawn(async move {
-            tokio::time::sleep(pause).await;
+            quiet.until_quiet(pane, episode, pause).await;
             quiet.flood_over(pane, episode);
         });
+    }
+
+    /// Returns once the paused pane has gone quiet, or `pause` has passed:
+    /// a wait on a flood sees its end within a few milliseconds, not at the
+    /// next resume. tmux still reads a paused pane, so what it printed
+    /// shows in its history size and cursor: two probes [`FLOOD_PROBE`]
+    /// apart that read the same say it printed nothing in between. A quiet
+    /// spell inside a flood only resumes it early; the next chunk pauses
+    /// it again.
+    async fn until_quiet(&self, pane: PaneId, episode: u64, pause: Duration) {
+        let deadline = tokio::time::Instant::now() + pause;
+        let probe = Command::new("display-message")
+            .flag("-p")
+            .target(pane)
+            .arg("#{history_size} #{cursor_x} #{cursor_y}");
+        let mut last = None;
+        while tokio::time::timeout_at(deadline, tokio::time::sleep(FLOOD_PROBE))
+            .await
+            .is_ok()
+        {
+            let paused = self.state().wanted.get(&pane).map(|w| w.flood.paused);
+            if paused != Some(Some(episode)) {
+                return;
+            }
+            let Ok(reply) = self.commands.ask(&probe).await else {
+                return;
+            };
+            let seen = Some(reply.lines);
+            if seen == last {
+                return;
+            }
+            last = seen;
+        }
     }
 
     /// A flood pause has lasted its time: stream the pane again.
