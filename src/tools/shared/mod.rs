@@ -33,6 +33,7 @@ pub mod observe;
 pub mod pace;
 pub mod person;
 pub mod rows;
+pub mod scope;
 pub mod shell;
 pub mod spawn;
 pub mod tail;
