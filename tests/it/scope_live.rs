@@ -446,6 +446,9 @@ async fn in_scope_targets_work_and_listings_hide_the_rest() {
     // list_servers shows this server only, and kill_server is refused.
     let servers = ok(&service, "list_servers", json!({})).await;
     assert_eq!(servers.as_array().unwrap().len(), 1, "{servers}");
+    assert_eq!(servers[0]["session_count"], json!(1), "{servers}");
+    let info = ok(&service, "get_server_info", json!({})).await;
+    assert_eq!(info["session_count"], json!(1), "only `agent`: {info}");
     let r = call(&service, "kill_server", json!({})).await;
     assert!(r.is_error && text(&r).contains("TMUX_MCP_SCOPE=owned"));
     // Its own session can go.

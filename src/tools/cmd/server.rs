@@ -145,7 +145,11 @@ async fn server_info(target: &Target, oneshot: bool) -> ToolResult<ServerInfo> {
             SocketSpec::Path(p) => Some(p.display().to_string()),
             _ => None,
         },
-        session_count: lines.len() as i64,
+        // Sessions out of scope are not counted either.
+        session_count: lines
+            .len()
+            .saturating_sub(target.fence.as_ref().map_or(0, |f| f.sessions.len()))
+            as i64,
         version,
     })
 }
@@ -175,7 +179,7 @@ async fn list_servers(
 ) -> ToolResult<Vec<ServerInfo>> {
     // Under a narrower scope the agent sees no other server than its own.
     if app.config.scope != crate::config::Scope::Server {
-        let target = app.socket(None)?;
+        let target = app.fenced_socket(None).await?;
         return Ok(server_info(&target, true).await.into_iter().collect());
     }
     let dir = socket_dir(&app.config.tmux_tmpdir);
