@@ -1,6 +1,7 @@
 //! [`ToolDef`]: one tool, what `tools/list` says about it and the one
-//! call path every tool shares (arguments parsed, the socket resolved,
-//! the handler awaited, the call audited, the outcome encoded).
+//! call path every tool shares (arguments parsed, the socket resolved and
+//! fenced to `TMUX_MCP_SCOPE`, the handler awaited, the call audited, the
+//! outcome encoded).
 
 use std::future::Future;
 use std::sync::Arc;
