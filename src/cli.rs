@@ -41,6 +41,9 @@ Environment (the names of libtmux-mcp, so settings carry over):
                                  (default: refused, and the person is told)
   TMUX_MCP_HUMAN_QUIET_MS        agent input waits while a person typed this
                                  recently in the pane's window (default 1500; 0: off)
+  TMUX_MCP_SCOPE                 what the tools reach: server (default), session
+                                 (the one this server runs in, plus what it made)
+                                 or owned (only what it made)
   FASTMCP_LOG_LEVEL              WARNING or above: no audit line per call on stderr
   TMUX_MCP_HOSTS                 remote hosts a call may reach, ALIAS=DESTINATION,...
                                  (ssh destinations); socket_name ALIAS:NAME is the

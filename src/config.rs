@@ -37,6 +37,8 @@ pub struct Config {
     pub audit: bool,
     /// The remote hosts a call may reach (`TMUX_MCP_HOSTS`, `TMUX_MCP_SSH`).
     pub hosts: Hosts,
+    /// What the tools may reach on a tmux server (`TMUX_MCP_SCOPE`).
+    pub scope: Scope,
     pub limits: Limits,
 }
 
@@ -160,6 +162,7 @@ impl Config {
                 ["WARNING", "ERROR", "CRITICAL"].contains(&l.trim().to_uppercase().as_str())
             }),
             hosts,
+            scope: Scope::parse(var("TMUX_MCP_SCOPE"))?,
             limits: Limits {
                 idle_detach: idle_detach(var("TMUX_MCP_IDLE_DETACH_SECONDS"))?,
                 streaming_clients: streaming_clients(var("TMUX_MCP_STREAMING_CLIENTS"))?,
@@ -173,6 +176,39 @@ impl Config {
 }
 
 const WAIT_MAX_DEFAULT: f64 = 30.0;
+
+/// What the tools may reach on a tmux server (`TMUX_MCP_SCOPE`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// Everything (the reference's behaviour).
+    #[default]
+    Server,
+    /// The session this MCP server runs in (`TMUX_PANE`), plus what it made.
+    Session,
+    /// Only the sessions, windows and panes this server made (maker marks).
+    Owned,
+}
+
+impl Scope {
+    fn parse(raw: Option<String>) -> anyhow::Result<Scope> {
+        match raw.as_deref().map(str::trim) {
+            None | Some("") | Some("server") => Ok(Scope::Server),
+            Some("session") => Ok(Scope::Session),
+            Some("owned") => Ok(Scope::Owned),
+            Some(text) => {
+                bail!("TMUX_MCP_SCOPE must be unset, 'server', 'session' or 'owned', not {text:?}")
+            }
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Server => "server",
+            Scope::Session => "session",
+            Scope::Owned => "owned",
+        }
+    }
+}
 
 fn idle_detach(raw: Option<String>) -> anyhow::Result<Option<Duration>> {
     let Some(text) = raw.filter(|t| !t.trim().is_empty()) else {

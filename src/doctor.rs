@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::Arc;
 
-use crate::config::Config;
+use crate::config::{Config, Scope};
 use crate::tools::service::settings;
 use crate::tools::toolsets::Toolset;
 use crate::tools::{App, TmuxService};
@@ -60,6 +60,7 @@ pub fn run() -> ExitCode {
     }
     check_toolsets(&mut report, &app);
     check_caller(&mut report);
+    check_scope(&mut report, &config);
     report.note(
         "clients",
         "Claude Code: `claude mcp add --scope user tmux -- tmux-mcp` serves every project \
@@ -221,6 +222,24 @@ fn check_toolsets(report: &mut Report, app: &Arc<App>) {
             "toolsets",
             "teardown (kill_*, clear_pane, delete_buffer) is off; \
              LIBTMUX_TOOLSETS=inspect,manage,execute,teardown serves it",
+        );
+    }
+}
+
+/// `TMUX_MCP_SCOPE`: what the tools reach.
+fn check_scope(report: &mut Report, config: &Config) {
+    let reach = match config.scope {
+        Scope::Server => {
+            "every session, window and pane of the server (TMUX_MCP_SCOPE=session or owned narrows it)"
+        }
+        Scope::Session => "the session this server runs in (TMUX_PANE) and what it creates",
+        Scope::Owned => "only the sessions, windows and panes this server creates",
+    };
+    report.ok("scope", format!("{}: {reach}", config.scope.as_str()));
+    if config.scope == Scope::Session && config.caller.pane_id.is_none() {
+        report.note(
+            "scope",
+            "TMUX_PANE is not set: scope session reaches only what this server creates",
         );
     }
 }

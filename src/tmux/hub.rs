@@ -262,6 +262,11 @@ impl Hub {
         self.buffers.lock().expect("buffers lock").remove(name);
     }
 
+    /// Is `name` a paste buffer we created and have not deleted?
+    pub fn tracks_buffer(&self, name: &str) -> bool {
+        self.buffers.lock().expect("buffers lock").contains(name)
+    }
+
     /// The buffers still remembered, forgetting them.
     pub fn take_buffers(&self) -> Vec<String> {
         std::mem::take(&mut *self.buffers.lock().expect("buffers lock"))

@@ -32,7 +32,7 @@ mod sock;
 pub mod tool;
 pub mod toolsets;
 
-pub use app::{App, Target};
+pub use app::{App, Fence, Target};
 pub use error::{ErrorKind, ToolError, ToolResult};
 pub use service::TmuxService;
 pub use tool::{

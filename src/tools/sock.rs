@@ -36,8 +36,5 @@ pub fn resolve(
         (None, None, None) => config.default_socket.clone(),
     };
     let address = spec.resolve(&config.tmux_tmpdir, config.caller.socket_path.as_deref());
-    Ok(Target {
-        hub: hubs.at(&address)?,
-        spec,
-    })
+    Ok(Target::unfenced(hubs.at(&address)?, spec))
 }

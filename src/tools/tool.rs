@@ -1,6 +1,7 @@
 //! [`ToolDef`]: one tool, what `tools/list` says about it and the one
-//! call path every tool shares (arguments parsed, the socket resolved,
-//! the handler awaited, the call audited, the outcome encoded).
+//! call path every tool shares (arguments parsed, the socket resolved and
+//! fenced to `TMUX_MCP_SCOPE`, the handler awaited, the call audited, the
+//! outcome encoded).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use super::schema::{append_args_of, compact, output_schema_of, schema_of};
 use super::sock::Sock;
 use super::toolsets::Toolset;
 use super::{App, Target, ToolError, ToolResult, audit};
+use crate::config::Scope;
 use crate::mcp::{BoxFuture, CallContext, CallToolResult};
 
 /// MCP tool annotations (hints a client may use to auto-approve).
@@ -103,6 +105,11 @@ pub trait Given: Sized + Send + 'static {
         socket_name: Option<&str>,
         ctx: CallContext,
     ) -> ToolResult<Self>;
+
+    /// The server the handler will talk to, for the scope gate.
+    fn target_mut(&mut self) -> Option<&mut Target> {
+        None
+    }
 }
 
 /// The arguments of a tool that takes none of its own.
@@ -136,6 +143,10 @@ impl Given for Target {
     ) -> ToolResult<Target> {
         app.socket(socket_name)
     }
+
+    fn target_mut(&mut self) -> Option<&mut Target> {
+        Some(self)
+    }
 }
 
 impl Given for Call {
@@ -148,6 +159,10 @@ impl Given for Call {
     ) -> ToolResult<Call> {
         let target = app.socket(socket_name)?;
         Ok(Call { app, target, ctx })
+    }
+
+    fn target_mut(&mut self) -> Option<&mut Target> {
+        Some(&mut self.target)
     }
 }
 
@@ -232,8 +247,19 @@ impl ToolDef {
                 let audit = app.config.audit;
                 let raw = if audit { args.clone() } else { Value::Null };
                 let outcome = async {
+                    let scoped = app.config.scope != Scope::Server;
+                    let named = if scoped { args.clone() } else { Value::Null };
+                    let client = ctx.client.clone();
+                    if client.is_some() {
+                        *app.client.lock().unwrap_or_else(|e| e.into_inner()) = client.clone();
+                    }
                     let (args, socket_name) = parse_args::<A>(name, &known, args)?;
-                    let given = G::given(app, catalog, socket_name.as_deref(), ctx)?;
+                    let gate = app.clone();
+                    let mut given = G::given(app, catalog, socket_name.as_deref(), ctx)?;
+                    // The scope gate: one place, before any handler runs.
+                    if let Some(target) = given.target_mut() {
+                        gate.enter_scope(target, &named, client.as_deref()).await?;
+                    }
                     handler(given, args).await
                 }
                 .await;

@@ -136,6 +136,25 @@ fn doctor_passes_with_a_working_tmux_and_fails_without_one() {
     assert!(out.contains(&tmux.name), "the socket it uses: {out}");
     assert!(out.contains("answers, 1 session(s): main"), "{out}");
     assert!(out.contains("TMUX_PANE"), "the caller check: {out}");
+    assert!(out.contains("ok    scope: server: "), "{out}");
+
+    let mut command = tmux_mcp(Some(&tmux), &["doctor"]);
+    command.env("TMUX_MCP_SCOPE", "owned");
+    let (code, out, _) = run(command);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("ok    scope: owned: only the sessions"),
+        "{out}"
+    );
+
+    let mut command = tmux_mcp(Some(&tmux), &["doctor"]);
+    command.env("TMUX_MCP_SCOPE", "everything");
+    let (code, out, _) = run(command);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FAIL  settings: TMUX_MCP_SCOPE must be"),
+        "{out}"
+    );
 
     let mut command = tmux_mcp(Some(&tmux), &["doctor"]);
     command.env("LIBTMUX_TMUX_BIN", "/nonexistent/tmux");

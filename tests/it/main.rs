@@ -46,6 +46,7 @@ mod quoting_live;
 mod resources_live;
 mod run_live;
 mod run_marks_live;
+mod scope_live;
 mod send_prompt_live;
 mod snapshot_live;
 mod soak_live;

@@ -246,7 +246,12 @@ async fn read_errors() {
     assert_eq!(tmux.cmd(&["list-panes", "-a", "-F", "#{pane_id}"]), before);
 }
 
-fn completion(uri: &str, argument: &str, value: &str, context: Value) -> CompletionRequest {
+pub(crate) fn completion(
+    uri: &str,
+    argument: &str,
+    value: &str,
+    context: Value,
+) -> CompletionRequest {
     CompletionRequest {
         reference: CompletionRef::Resource(uri.into()),
         argument: argument.into(),

@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::tmux::{Command, PaneId, SessionId, WindowId};
 use crate::tools::shared::lookup::{self, PaneSel, SessionArgs, SessionSel, WindowSel};
+use crate::tools::shared::scope::refuse_server_wide;
 use crate::tools::toolsets::Toolset;
 use crate::tools::{DESTROY, Hints, READ, Target, ToolDef, ToolError, ToolResult};
 
@@ -400,6 +401,9 @@ async fn set_option(target: Target, args: SetOptionArgs) -> ToolResult<OptionSet
     refuse_hook(&args.option)?;
     no_nul("value", &args.value)?;
     let object = resolve_scope(&target, &args.scope, Scope::Pane).await?;
+    if object.is_none() || args.scope.global {
+        refuse_server_wide(&target, "Setting a global or server option")?;
+    }
     let cmd = scoped(
         Command::new("set-option"),
         args.scope.scope,
@@ -518,6 +522,9 @@ async fn set_environment(
 ) -> ToolResult<EnvironmentSetResult> {
     crate::tools::shared::spawn::env_name(&args.name)?;
     no_nul("value", &args.value)?;
+    if !args.session.is_given() {
+        refuse_server_wide(&target, "Setting the global environment")?;
+    }
     let cmd = env_scope(&target, &args.session, Command::new("set-environment")).await?;
     target
         .run(cmd.flag("--").arg(&args.name).arg(&args.value))

@@ -587,6 +587,7 @@ async fn search_candidates(
         .parse(&lines)
         .into_iter()
         .filter(|m| session.is_none() || m.session_id == session)
+        .filter(|m| target.admits_pane(m.pane_id))
         // A window linked into several sessions lists its panes once per session.
         .filter(|m| seen.insert(m.pane_id))
         .collect())

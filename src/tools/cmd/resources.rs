@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::mcp::{CompletionRef, CompletionRequest, ServiceError};
 use crate::tmux::{Command, SessionId};
 use crate::tools::shared::capture::trimmed_lines;
-use crate::tools::shared::lookup;
+use crate::tools::shared::{lookup, scope};
 use crate::tools::{App, ErrorKind, Target, ToolError};
 
 const JSON: &str = "application/json";
@@ -193,7 +193,16 @@ fn pretty<T: Serialize>(value: &T) -> Result<String, ToolError> {
 }
 
 async fn render(app: &App, parsed: Parsed) -> Result<(&'static str, String), ToolError> {
-    let target = app.socket(parsed.socket_name.as_deref())?;
+    let target = app.fenced_socket(parsed.socket_name.as_deref()).await?;
+    match &parsed.resource {
+        Resource::Pane(id) | Resource::PaneContent(id) => {
+            scope::refuse_pane(&target, lookup::pane_id(id)?)?
+        }
+        Resource::Session(name) | Resource::SessionWindows(name) | Resource::Window(name, _) => {
+            scope::refuse_session_named(&target, name)?
+        }
+        Resource::Sessions => {}
+    }
     let text = match parsed.resource {
         Resource::Sessions => pretty(&lookup::sessions(&target).await?)?,
         Resource::Session(name) => {
@@ -297,7 +306,7 @@ pub async fn complete(app: Arc<App>, request: CompletionRequest) -> Vec<String> 
         return Vec::new();
     }
     let context = |key: &str| request.context.get(key).and_then(Value::as_str);
-    let Ok(target) = app.socket(context("socket_name")) else {
+    let Ok(target) = app.fenced_socket(context("socket_name")).await else {
         return Vec::new();
     };
     let candidates: Vec<String> = match request.argument.as_str() {

@@ -298,10 +298,7 @@ async fn run_command(
         record.returned = cursor;
         let id = record.id.clone();
         Commands::of(&target.hub).add(record);
-        let target = Target {
-            hub: target.hub.clone(),
-            spec: target.spec.clone(),
-        };
+        let target = target.share();
         tokio::spawn(handles::follow(target, watch, id));
     }
     Ok(RunCommandResult {

@@ -145,7 +145,11 @@ async fn server_info(target: &Target, oneshot: bool) -> ToolResult<ServerInfo> {
             SocketSpec::Path(p) => Some(p.display().to_string()),
             _ => None,
         },
-        session_count: lines.len() as i64,
+        // Sessions out of scope are not counted either.
+        session_count: lines
+            .len()
+            .saturating_sub(target.fence.as_ref().map_or(0, |f| f.sessions.len()))
+            as i64,
         version,
     })
 }
@@ -173,6 +177,11 @@ async fn list_servers(
     Untargeted { app, .. }: Untargeted,
     args: ListServersArgs,
 ) -> ToolResult<Vec<ServerInfo>> {
+    // Under a narrower scope the agent sees no other server than its own.
+    if app.config.scope != crate::config::Scope::Server {
+        let target = app.fenced_socket(None).await?;
+        return Ok(server_info(&target, true).await.into_iter().collect());
+    }
     let dir = socket_dir(&app.config.tmux_tmpdir);
     let mut found: Vec<(SocketSpec, PathBuf)> = Vec::new();
     if let Ok(entries) = std::fs::read_dir(&dir) {
@@ -200,10 +209,7 @@ async fn list_servers(
         if !accepts(&path).await {
             continue;
         }
-        let target = Target {
-            hub: app.hubs.get(&path),
-            spec,
-        };
+        let target = Target::unfenced(app.hubs.get(&path), spec);
         // One socket that fails (another program's socket, a hung server)
         // must not hide the others.
         match server_info(&target, true).await {
@@ -242,7 +248,7 @@ async fn remote_servers(app: &App) -> Vec<ServerInfo> {
             let Ok(hub) = app.hubs.at(&address) else {
                 continue;
             };
-            match server_info(&Target { hub, spec }, true).await {
+            match server_info(&Target::unfenced(hub, spec), true).await {
                 Ok(info) if info.is_alive => servers.push(info),
                 Ok(_) => {}
                 Err(e) => eprintln!(

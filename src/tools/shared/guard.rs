@@ -4,6 +4,7 @@
 use crate::tmux::{Command, PaneId, SessionId, WindowId};
 use crate::tools::shared::lookup::panes;
 use crate::tools::shared::models::PaneInfo;
+use crate::tools::shared::scope::refuse_server_wide;
 use crate::tools::{App, ErrorKind, Target, ToolError, ToolResult};
 
 /// What a destructive call takes with it, for the self guard.
@@ -63,6 +64,9 @@ impl App {
     /// `target` holds the pane running this MCP server, or (a kill only)
     /// the pane in which the client showing this server's session runs.
     pub async fn refuse_self_harm(&self, target: &Target, doomed: Doomed) -> ToolResult<()> {
+        if matches!(doomed, Doomed::Server) {
+            refuse_server_wide(target, "Killing the tmux server")?;
+        }
         if self.takes_own_pane(target, doomed).await? {
             return Err(refused(doomed.own_pane_refusal()));
         }

@@ -11,6 +11,7 @@ use crate::tmux::{Command, PaneId, SessionId, WindowId, format};
 use crate::tools::error::{not_found, pane_not_found};
 use crate::tools::shared::models::{PaneInfo, SessionInfo, WindowInfo};
 use crate::tools::shared::rows;
+use crate::tools::shared::scope::out_of_scope;
 use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
 
 /// A pane id argument; anything but `%N` cannot name a pane.
@@ -84,6 +85,7 @@ pub async fn sessions(target: &Target) -> ToolResult<Vec<SessionInfo>> {
         Err(e) => return Err(e.into()),
     };
     let mut sessions = rows::SESSION.parse(&lines);
+    sessions.retain(|s| target.admits_session(s.session_id));
     for session in &mut sessions {
         leave_out_our_clients(target, session);
     }
@@ -104,14 +106,15 @@ fn leave_out_our_clients(target: &Target, session: &mut SessionInfo) {
 /// The session `sel` names, else the first one.
 pub async fn session(target: &Target, sel: &SessionSel) -> ToolResult<SessionInfo> {
     let want = sel.id()?;
-    sessions(target)
-        .await?
-        .into_iter()
-        .find(|s| {
-            let name = s.session_name.as_deref().unwrap_or("");
-            sel.matches(want, s.session_id, name)
-        })
-        .ok_or_else(|| sel.miss())
+    let found = sessions(target).await?.into_iter().find(|s| {
+        let name = s.session_name.as_deref().unwrap_or("");
+        sel.matches(want, s.session_id, name)
+    });
+    match (found, &target.fence) {
+        (Some(session), _) => Ok(session),
+        (None, Some(fence)) if !sel.is_given() => Err(out_of_scope(fence.scope, "Every session")),
+        (None, _) => Err(sel.miss()),
+    }
 }
 
 /// The session with id `id`: what a tool that changes a session reads back.
@@ -134,7 +137,9 @@ pub async fn windows(target: &Target) -> ToolResult<Vec<WindowInfo>> {
     let lines = target
         .run(Command::new("list-windows").flag("-a").opt("-F", format))
         .await?;
-    Ok(rows::WINDOW.parse(&lines))
+    let mut windows = rows::WINDOW.parse(&lines);
+    windows.retain(|w| target.admits_window(w.window_id));
+    Ok(windows)
 }
 
 /// `window_id` / `window_index` plus the session.
@@ -225,7 +230,9 @@ pub async fn panes_in(target: &Target, scope: PaneScope) -> ToolResult<Vec<PaneI
         PaneScope::Window(window) => Command::new("list-panes").target(window),
     };
     let lines = target.run(cmd.opt("-F", format)).await?;
-    Ok(rows::PANE.parse(&lines))
+    let mut panes = rows::PANE.parse(&lines);
+    panes.retain(|p| target.admits_pane(p.pane_id));
+    Ok(panes)
 }
 
 /// One pane's row, by id (`display-message -p`: one round trip).

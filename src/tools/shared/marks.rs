@@ -34,7 +34,12 @@ pub const ME: &str = "me";
 impl App {
     /// The mark this call leaves on what it creates on `target`'s server.
     pub fn maker(&self, target: &Target, ctx: &CallContext) -> String {
-        let name = client_name(ctx.client.as_deref());
+        self.maker_named(target, ctx.client.as_deref())
+    }
+
+    /// The mark a call from the client named `client` leaves on `target`'s server.
+    pub fn maker_named(&self, target: &Target, client: Option<&str>) -> String {
+        let name = client_name(client);
         match self.caller_pane() {
             Some(pane) if self.runs_inside(target, false) => format!("{name}@{pane}"),
             _ => name,

@@ -3,7 +3,8 @@
 //!
 //! - [`lookup`]: selectors (`PaneSel`, `SessionSel`, `WindowTarget`) and
 //!   the lookups that resolve them; [`caller`]: who this MCP server is in
-//!   tmux; [`guard`]: the self-harm guard of destructive tools;
+//!   tmux; [`guard`]: the self-harm guard of destructive tools; [`scope`]:
+//!   what `TMUX_MCP_SCOPE` leaves out, fenced once per call;
 //! - [`models`] and [`rows`]: the result models and their tmux fields;
 //!   [`filters`]: the reference's list filters;
 //! - [`args`]: argument values several tools check the same way;
@@ -33,6 +34,7 @@ pub mod observe;
 pub mod pace;
 pub mod person;
 pub mod rows;
+pub mod scope;
 pub mod shell;
 pub mod spawn;
 pub mod tail;
