@@ -47,6 +47,7 @@ mod resources_live;
 mod run_live;
 mod run_marks_live;
 mod send_prompt_live;
+mod since_live;
 mod snapshot_live;
 mod soak_live;
 mod ssh_faults_live;

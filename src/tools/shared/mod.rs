@@ -34,5 +34,6 @@ pub mod pace;
 pub mod person;
 pub mod rows;
 pub mod shell;
+pub mod since;
 pub mod spawn;
 pub mod tail;
