@@ -216,3 +216,24 @@ async fn a_screen_wait_matches_what_less_draws() {
     .await;
     std::fs::remove_file(&file).unwrap();
 }
+
+#[tokio::test]
+async fn output_tmux_no_longer_holds_is_reported_missed() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+    let typed = |keys: &str| {
+        tmux.cmd(&["send-keys", "-t", &pane, keys, "Enter"]);
+    };
+    typed("echo GONE-$((1+1)); tmux wait-for -S gone");
+    tmux.wait_for("gone", BOUND).await;
+    let first = ok(&svc, "capture_since", json!({"pane_id": pane})).await;
+    let cursor = first["cursor"].as_str().unwrap().to_owned();
+    // The screen and history are wiped: the cursor's line is gone.
+    typed("clear; tmux clear-history; echo LATER-$((4+5)); tmux wait-for -S later");
+    tmux.wait_for("later", BOUND).await;
+    let args = json!({"pane_id": pane, "patterns": ["later-9"], "since": cursor, "timeout": 10});
+    let result = ok(&svc, "wait_for_text", args).await;
+    assert_eq!(result["outcome"], "matched", "{result}");
+    assert_eq!(result["lines_missed"], true, "{result}");
+}
