@@ -237,3 +237,37 @@ async fn output_tmux_no_longer_holds_is_reported_missed() {
     assert_eq!(result["outcome"], "matched", "{result}");
     assert_eq!(result["lines_missed"], true, "{result}");
 }
+
+#[tokio::test]
+async fn a_run_command_cursor_starts_a_wait_after_its_output() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+    let run = ok(
+        &svc,
+        "run_command",
+        json!({"pane_id": pane, "command": "echo RUN-$((0+1))", "timeout": 20}),
+    )
+    .await;
+    assert_eq!(run["output"], json!(["RUN-1"]), "{run}");
+    let cursor = run["cursor"].as_str().expect("a cursor").to_owned();
+    tmux.cmd(&[
+        "send-keys",
+        "-t",
+        &pane,
+        "echo AFTER-$((1+1)); tmux wait-for -S after",
+        "Enter",
+    ]);
+    tmux.wait_for("after", BOUND).await;
+    let args = json!({"pane_id": pane, "patterns": ["run-1", "after-2"],
+                      "since": cursor, "timeout": 10});
+    let result = ok(&svc, "wait_for_text", args).await;
+    assert_eq!(
+        result["matched_index"], 1,
+        "RUN-1 was what run_command read: {result}"
+    );
+    assert!(
+        result["elapsed_seconds"].as_f64().unwrap() < 2.0,
+        "{result}"
+    );
+}

@@ -66,7 +66,10 @@ pub async fn earlier(
             )));
         }
         Since::Cursor(c) => InputMark {
-            ring: c.output.map(|o| (o.epoch, o.offset)),
+            // Where the read that gave it ended: a command's output span
+            // (run_command's, or one still being paged) is what that read
+            // covered, not news.
+            ring: c.output.map(|o| (o.epoch, o.stop)),
             // A cursor of the format before anchors names no server.
             tmux: (c.server != 0).then_some((c.server, c.pid, c.anchor)),
         },
