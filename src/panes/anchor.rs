@@ -121,6 +121,17 @@ pub fn anchor_after(lines: &[Line], fallback: u64) -> Anchor {
     }
 }
 
+/// Where input typed now lands, as an anchor: the last line with text
+/// above the logical line holding the cursor (that line is written on by
+/// the echo, so it is new output itself). `lines` are the visible screen,
+/// its first row at absolute row `top`; the cursor is on screen row
+/// `cursor_y`. With nothing above the cursor, the top row, unproved.
+pub fn before_cursor(lines: &[Line], top: u64, cursor_y: u64) -> Anchor {
+    let cursor = top + cursor_y;
+    let at = lines.iter().rposition(|l| l.row <= cursor).unwrap_or(0);
+    anchor_after(&lines[..at], top)
+}
+
 /// Where the anchored line is in `lines`.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Found {
@@ -323,5 +334,21 @@ mod tests {
                 dropped: 0
             }
         );
+    }
+
+    #[test]
+    fn input_is_anchored_above_the_cursor_line() {
+        let screen: Vec<Vec<u8>> = [">>> 1", "1", ">>> ", ""]
+            .iter()
+            .map(|l| l.as_bytes().to_vec())
+            .collect();
+        let rows = lines(&screen, 100, 80);
+        assert_eq!(before_cursor(&rows, 100, 2), Anchor::new(101, "1"));
+        assert_eq!(before_cursor(&rows, 100, 0), Anchor::new(100, ""));
+        // A cursor on a wrapped line's second row is still on that line.
+        let wide = vec![vec![b'x'; 100], b"$ ".to_vec()];
+        let rows = lines(&wide, 0, 80);
+        assert_eq!(before_cursor(&rows, 0, 1), Anchor::new(0, ""));
+        assert_eq!(before_cursor(&rows, 0, 2), Anchor::new(0, &"x".repeat(100)));
     }
 }

@@ -16,6 +16,7 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use tokio::sync::watch;
 
+use super::anchor::Anchor;
 use super::ring::Ring;
 use crate::ids::{PaneId, SessionId};
 
@@ -73,11 +74,28 @@ impl Pane {
     }
 }
 
+/// Where a pane stood when this server last sent it input (keys or a
+/// paste), taken just before the input was sent: a wait `since` it reads
+/// from there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputMark {
+    /// The pane's recording (its epoch) and the recording's end, when the
+    /// pane was recorded: exact while the recording has no gap after it.
+    pub ring: Option<(u64, u64)>,
+    /// In tmux's terms, for when it has one: the tmux server's pid, the
+    /// pane's process and the last line above the cursor.
+    pub tmux: Option<(u32, u32, Anchor)>,
+}
+
+/// Input marks kept, at most (one per pane; a server has fewer panes).
+const MAX_INPUT_MARKS: usize = 4096;
+
 /// Every watched pane of one tmux server.
 pub struct Panes {
     ring_capacity: usize,
     max_panes: usize,
     panes: Mutex<HashMap<PaneId, Arc<Pane>>>,
+    inputs: Mutex<HashMap<PaneId, InputMark>>,
 }
 
 /// Recording numbers, unique across server processes too (a cursor names
@@ -96,7 +114,28 @@ impl Panes {
             ring_capacity,
             max_panes: max_panes.max(1),
             panes: Mutex::new(HashMap::new()),
+            inputs: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The pane's recording and its end now, if it is recorded.
+    pub fn end_of(&self, id: PaneId) -> Option<(u64, u64)> {
+        self.get(id).map(|p| (p.epoch, p.lock().ring.end()))
+    }
+
+    /// Input is being sent to `id`: `mark` is where it stood.
+    pub fn record_input(&self, id: PaneId, mark: InputMark) {
+        let mut inputs = self.inputs.lock().expect("inputs lock");
+        if inputs.len() >= MAX_INPUT_MARKS && !inputs.contains_key(&id) {
+            // Bounded: a server with this many panes starts over.
+            inputs.clear();
+        }
+        inputs.insert(id, mark);
+    }
+
+    /// Where `id` stood when this server last sent it input.
+    pub fn last_input(&self, id: PaneId) -> Option<InputMark> {
+        self.inputs.lock().expect("inputs lock").get(&id).copied()
     }
 
     /// The pane's recording, started now if it was not watched yet. `session`
@@ -194,6 +233,7 @@ impl Panes {
     /// every recording is orphaned and forgotten, so a pane id seen again
     /// starts a new recording, and cursors into the old ones miss lines.
     pub fn server_replaced(&self) {
+        self.inputs.lock().expect("inputs lock").clear();
         let old: Vec<Arc<Pane>> = {
             let mut panes = self.panes.lock().expect("panes lock");
             panes.drain().map(|(_, p)| p).collect()

@@ -102,6 +102,22 @@ impl Command {
         self.name
     }
 
+    /// The pane a `-t` names, when it is a pane id (`%3`).
+    pub fn pane_target(&self) -> Option<crate::ids::PaneId> {
+        let at = self.args.iter().position(|a| *a == Arg::Flag("-t"))?;
+        match self.args.get(at + 1)? {
+            Arg::Data(value) => crate::ids::PaneId::parse(value),
+            Arg::Flag(_) => None,
+        }
+    }
+
+    /// Whether `flag` was given (as a word of its own).
+    pub fn has_flag(&self, flag: &str) -> bool {
+        self.args
+            .iter()
+            .any(|a| matches!(a, Arg::Flag(f) if *f == flag))
+    }
+
     /// Whether this command is one of `names` (a class of commands).
     pub fn is_one_of(&self, names: &[&str]) -> bool {
         names.contains(&self.name)

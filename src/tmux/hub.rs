@@ -67,7 +67,8 @@ use super::ssh::{SshHost, SshTransport};
 use super::version::{Features, Version};
 use super::{Command, PaneId, SessionId, TmuxError};
 use crate::config::Limits;
-use crate::panes::registry::Panes;
+use crate::panes::anchor::{self, Anchor};
+use crate::panes::registry::{InputMark, Panes};
 
 /// The lines a command printed, whichever path ran it.
 pub type Lines = Vec<Vec<u8>>;
@@ -279,7 +280,41 @@ impl Hub {
     /// in a process of their own. The whole call (finding or attaching a
     /// client included) is bounded by the command timeout: a server that
     /// accepts and never answers is [`TmuxError::NotResponding`] within it.
+    ///
+    /// Before input (keys or a paste) reaches a pane, where the pane stands
+    /// is recorded ([`InputMark`]): a wait `since` the input reads from it.
     pub async fn run(&self, command: &Command) -> Result<Lines, TmuxError> {
+        if let Some(pane) = input_to(command) {
+            self.mark_input(pane).await;
+        }
+        self.run_unmarked(command).await
+    }
+
+    /// Records where `pane` stands now, in this process's recording and in
+    /// tmux's terms (read together: the server, the pane's process, its
+    /// rows and the screen). A pane tmux does not answer for keeps only
+    /// what the recording says.
+    async fn mark_input(&self, pane: PaneId) {
+        let ring = self.panes.end_of(pane);
+        let rows = Command::new("display-message")
+            .flag("-p")
+            .target(pane)
+            .arg("#{pid} #{pane_pid} #{history_size} #{cursor_y} #{pane_width}");
+        // The visible screen, from its top row.
+        let screen = Command::new("capture-pane")
+            .flag("-p")
+            .flag("-J")
+            .opt("-S", "0")
+            .target(pane);
+        let (rows, screen) = tokio::join!(self.run_unmarked(&rows), self.run_unmarked(&screen));
+        let tmux = match (rows, screen) {
+            (Ok(rows), Ok(screen)) => tmux_mark(&rows, &screen),
+            _ => None,
+        };
+        self.panes.record_input(pane, InputMark { ring, tmux });
+    }
+
+    async fn run_unmarked(&self, command: &Command) -> Result<Lines, TmuxError> {
         if command.is_one_of(QUEUE_BLOCKING) || command.is_one_of(SESSION_ENDING) {
             return self.run_oneshot(command).await;
         }
@@ -778,6 +813,30 @@ fn may_resend(command: &Command, error: &TmuxError) -> bool {
     }
 }
 
+/// The pane `command` sends input to (keys or a paste), if it does.
+fn input_to(command: &Command) -> Option<PaneId> {
+    let keys =
+        command.is_one_of(&["send-keys"]) && !command.has_flag("-X") && !command.has_flag("-R");
+    if keys || command.is_one_of(&["paste-buffer"]) {
+        command.pane_target()
+    } else {
+        None
+    }
+}
+
+/// The tmux half of an [`InputMark`] from the replies of
+/// [`Hub::mark_input`]'s two commands; `None` on any doubt.
+fn tmux_mark(rows: &[Vec<u8>], screen: &[Vec<u8>]) -> Option<(u32, u32, Anchor)> {
+    let line = std::str::from_utf8(rows.first()?).ok()?;
+    let mut fields = line.split(' ').map(|f| f.parse::<u64>().ok());
+    let mut next = || fields.next().flatten();
+    let (server, pid) = (next()?, next()?);
+    let (history, cursor_y, width) = (next()?, next()?, next()?);
+    let lines = anchor::lines(screen, history, width as usize);
+    let at = anchor::before_cursor(&lines, history, cursor_y);
+    Some((u32::try_from(server).ok()?, u32::try_from(pid).ok()?, at))
+}
+
 /// Commands that make tmux print `%end` at once and then hold the client's
 /// command queue until they finish (or that spawn nested command blocks):
 /// on a shared control client they would stall every other call.
@@ -826,6 +885,44 @@ mod tests {
     use crate::tmux::scripted::Scripted;
     use std::time::Instant;
     use tokio::sync::mpsc::UnboundedReceiver;
+
+    #[test]
+    fn input_is_keys_or_a_paste_to_a_pane() {
+        let keys = Command::new("send-keys").target(PaneId(4)).arg("ls");
+        assert_eq!(input_to(&keys), Some(PaneId(4)));
+        let paste = Command::new("paste-buffer")
+            .opt("-b", "x")
+            .target(PaneId(2));
+        assert_eq!(input_to(&paste), Some(PaneId(2)));
+        for not_input in [
+            Command::new("send-keys")
+                .flag("-X")
+                .target(PaneId(4))
+                .arg("cancel"),
+            Command::new("send-keys").flag("-R").target(PaneId(4)),
+            Command::new("send-keys").target("main:1").arg("ls"),
+            Command::new("capture-pane").flag("-p").target(PaneId(4)),
+        ] {
+            assert_eq!(input_to(&not_input), None, "{not_input:?}");
+        }
+    }
+
+    #[test]
+    fn the_tmux_half_of_an_input_mark_is_the_line_above_the_cursor() {
+        let screen: Vec<Vec<u8>> = vec![b"$ make".to_vec(), b"done".to_vec(), b"$ ".to_vec()];
+        let (server, pid, at) = tmux_mark(&[b"900 77 40 2 80".to_vec()], &screen).unwrap();
+        assert_eq!((server, pid), (900, 77));
+        assert_eq!(at, Anchor::new(41, "done"));
+        for junk in [
+            &b""[..],
+            b"900 77 40 2",
+            b"900 x 40 2 80",
+            b"99999999999 1 1 1 1",
+        ] {
+            assert_eq!(tmux_mark(&[junk.to_vec()], &screen), None);
+        }
+        assert_eq!(tmux_mark(&[], &screen), None);
+    }
 
     /// A hub whose control clients are scripted; it has no tmux for
     /// one-shot commands, so tests attach through [`Hub::streaming`] first.

@@ -48,6 +48,7 @@ mod run_live;
 mod run_marks_live;
 mod scope_live;
 mod send_prompt_live;
+mod since_live;
 mod snapshot_live;
 mod soak_live;
 mod ssh_faults_live;

@@ -5,6 +5,11 @@
 //! woken by output events rather than a timer, and nothing is sent to tmux
 //! while waiting except a capture that an output event triggered (a
 //! full-screen redraw can only be matched on the rendered screen).
+//!
+//! `since` moves the start back to an earlier read's cursor or to this
+//! server's last input into the pane (see [`crate::tools::shared::since`]);
+//! `screen` also matches the visible screen, at entry and after each
+//! output event (what a full-screen program draws).
 
 use std::time::Instant;
 
@@ -22,6 +27,7 @@ use crate::tools::shared::lookup::{self, PaneSel};
 use crate::tools::shared::observe::{MAX_LINE, Watch};
 use crate::tools::shared::pace::{Pace, Woke};
 use crate::tools::shared::shell::typed::is_plumbing;
+use crate::tools::shared::since::{self, Earlier, Since};
 use crate::tools::shared::tail::{TailBuf, bounded_tail, lossy};
 use crate::tools::toolsets::Toolset;
 use crate::tools::{Call, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
@@ -53,15 +59,19 @@ pub struct WaitForTextArgs {
     regex: bool,
     #[serde(flatten)]
     pane: PaneSel,
-    /// Seconds to wait (capped by the server).
+    // (no schema text) Seconds to wait (capped by the server).
     #[serde(default = "default_wait_timeout")]
     timeout: f64,
-    /// Ignored (event-driven).
+    // (no schema text) Ignored (event-driven).
     #[serde(default = "default_interval")]
     interval: f64,
     // (no schema text) Match case (default: case-insensitive).
     #[serde(default)]
     match_case: bool,
+    /// Cursor or 'input'.
+    since: Option<String>,
+    // (no schema text) Match the visible screen (full-screen programs).
+    screen: Option<bool>,
 }
 
 fn default_interval() -> f64 {
@@ -87,6 +97,9 @@ pub struct WaitForTextResult {
     pub matched_at_entry: bool,
     /// The pane used the alternate screen (a full-screen program) during the wait.
     pub alternate_screen: bool,
+    /// Output since `since` was lost (tmux no longer holds it); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines_missed: Option<bool>,
     pub pane_id: PaneId,
     pub elapsed_seconds: f64,
     pub effective_timeout: f64,
@@ -211,6 +224,14 @@ struct TextScan {
     /// full-screen program paints there); the result says it was seen.
     in_alternate: bool,
     alternate: bool,
+    /// Lines printed since `since`, read back from tmux: matched first.
+    earlier: Vec<String>,
+    /// Some output since `since` is lost.
+    missed: bool,
+    /// Match the visible screen, at entry and whenever the pane prints.
+    screen: bool,
+    /// The screen was matched once (at entry).
+    screen_seen: bool,
 }
 
 impl TextScan {
@@ -228,7 +249,21 @@ impl TextScan {
             saw_lines: false,
             in_alternate: alternate,
             alternate,
+            earlier: Vec::new(),
+            missed: false,
+            screen: false,
+            screen_seen: false,
         }
+    }
+
+    /// Starts from `since` rather than the entry: its recording when
+    /// that holds it all, else the lines read back from tmux.
+    fn since(&mut self, earlier: Earlier) {
+        if let Some(from) = earlier.from {
+            self.cursor = from;
+        }
+        self.earlier = earlier.lines;
+        self.missed = earlier.missed;
     }
 
     /// Reads what is new and judges it; after a repaint, a loss or a
@@ -252,6 +287,18 @@ impl TextScan {
                 self.batch.push(row.as_bytes());
             }
         }
+        let printed = info.bytes > 0 || info.missed || resynced;
+        if self.screen
+            && (printed || !self.screen_seen)
+            && self.patterns.judge(&self.batch).is_none()
+        {
+            // What the program shows now, whatever screen it draws on.
+            self.screen_seen = true;
+            let (rows, _) = watch.capture(&["-J"]).await?;
+            for row in rows.iter().filter(|r| !is_plumbing(r.as_bytes())) {
+                self.batch.push(row.as_bytes());
+            }
+        }
         Ok(self.verdict())
     }
 
@@ -261,6 +308,13 @@ impl TextScan {
             batch, tail, view, ..
         } = self;
         batch.clear();
+        // What was printed since `since` and read back from tmux comes first.
+        for line in self.earlier.drain(..) {
+            if !is_plumbing(line.as_bytes()) {
+                batch.push(line.as_bytes());
+                tail.push(line.as_bytes());
+            }
+        }
         let info = watch.read_screens(
             &mut self.cursor,
             view,
@@ -326,6 +380,7 @@ impl TextScan {
             tail,
             matched_at_entry: self.at_entry && !found,
             alternate_screen: self.alternate,
+            lines_missed: self.missed.then_some(true),
             pane_id: pane,
             elapsed_seconds: pace.elapsed_seconds(),
             effective_timeout: pace.effective().as_secs_f64(),
@@ -346,6 +401,7 @@ async fn wait_for_text(
     }
     let requested = seconds(args.timeout, "timeout")?;
     let patterns = Patterns::new(&args)?;
+    let since = Since::parse(args.since.as_deref())?;
     let effective = requested.min(app.config.wait_max);
     let id = lookup::resolve_pane(&target, &args.pane).await?;
     // After a gap the scan matches the screen's new rows, so a flood can be
@@ -356,6 +412,10 @@ async fn wait_for_text(
     watch.mark_seen();
     let (screen, cursor) = watch.capture(&["-J"]).await?;
     let mut scan = TextScan::new(patterns, screen, cursor, watch.alternate_at_start);
+    if let Some(since) = &since {
+        scan.since(since::earlier(&target, &watch, since, cursor).await?);
+    }
+    scan.screen = args.screen.unwrap_or(false);
     let mut pace = Pace::new(&ctx, format!("pane {}", watch.id), started, effective);
     // Tell a client that listens that the wait is armed: from here on,
     // output counts as new.

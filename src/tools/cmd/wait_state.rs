@@ -51,6 +51,7 @@ use crate::tools::shared::lookup::{PaneSel, pane_now};
 use crate::tools::shared::observe::{MAX_LINE, Watch, watch_pane};
 use crate::tools::shared::pace::{Pace, Woke};
 use crate::tools::shared::shell::typed::is_plumbing;
+use crate::tools::shared::since::{self, Earlier, Since};
 use crate::tools::shared::tail::{TailBuf, bounded_tail};
 use crate::tools::toolsets::Toolset;
 use crate::tools::{Call, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
@@ -133,9 +134,11 @@ pub struct WaitForStateArgs {
     idle_ms: i64,
     #[serde(flatten)]
     pane: PaneSel,
-    /// Seconds to wait (capped by the server).
+    // (no schema text) Seconds to wait (capped by the server).
     #[serde(default = "default_wait_timeout")]
     timeout: f64,
+    /// Cursor or 'input'.
+    since: Option<String>,
 }
 
 fn default_idle_ms() -> i64 {
@@ -158,6 +161,9 @@ pub struct WaitForStateResult {
     pub observable_states: Vec<String>,
     /// The last lines on screen (at most 20 lines / 2000 bytes).
     pub tail: Vec<String>,
+    /// Output since `since` was lost (tmux no longer holds it); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines_missed: Option<bool>,
     pub pane_id: PaneId,
     /// How many times the process state was read during the wait.
     pub probes: i64,
@@ -210,6 +216,26 @@ struct Tracker {
     bell: bool,
     /// tmux says the pane is dead or gone.
     gone: bool,
+    /// With `since`: whether the program has answered since then (see
+    /// [`Answer`]) and been probed after that; `None` without `since`.
+    answered: Option<Answer>,
+}
+
+/// Whether a program answered since a starting point: it printed a line
+/// (the echo of what it was sent) and then more (its answer, or its next
+/// prompt), and the probe looked after that.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Answer {
+    /// Lines it printed since, the line being written counted.
+    lines: usize,
+    /// A probe ran after it answered.
+    probed: bool,
+}
+
+impl Answer {
+    fn done(&self) -> bool {
+        self.lines >= 2
+    }
 }
 
 impl Tracker {
@@ -228,7 +254,27 @@ impl Tracker {
             probes: 1,
             bell: false,
             gone: false,
+            answered: None,
         }
+    }
+
+    /// The program has printed `lines` lines since the starting point
+    /// (the line being written counted as one).
+    fn printed(&mut self, lines: usize) {
+        if let Some(answer) = &mut self.answered {
+            let before = answer.done();
+            answer.lines = lines;
+            if answer.done() && !before {
+                // The probe it is judged by must come after the answer.
+                answer.probed = false;
+            }
+        }
+    }
+
+    /// Waiting for input (or at the prompt) counts only once the program
+    /// answered since `since` and was probed after it.
+    fn waits_again(&self) -> bool {
+        self.answered.is_none_or(|a| a.done() && a.probed)
     }
 
     fn points(&self) -> &[Duration] {
@@ -258,15 +304,18 @@ impl Tracker {
         self.passed = self.points().iter().take_while(|p| **p <= quiet).count();
         self.probe = probe;
         self.probes += 1;
+        if let Some(answer) = &mut self.answered {
+            answer.probed |= answer.done();
+        }
     }
 
     fn is(&self, state: PaneState, now: Instant) -> bool {
         match state {
             PaneState::Exited => self.gone || self.probe.activity == Activity::Exited,
             PaneState::Bell => self.bell,
-            PaneState::Input => self.probe.activity == Activity::Input,
-            PaneState::Secret => self.probe.activity == Activity::Secret,
-            PaneState::Prompt => self.probe.activity == Activity::Prompt,
+            PaneState::Input => self.probe.activity == Activity::Input && self.waits_again(),
+            PaneState::Secret => self.probe.activity == Activity::Secret && self.waits_again(),
+            PaneState::Prompt => self.probe.activity == Activity::Prompt && self.waits_again(),
             PaneState::Running => self.probe.activity == Activity::Running,
             PaneState::Idle => now.saturating_duration_since(self.quiet_since) >= self.idle,
         }
@@ -315,6 +364,9 @@ struct Stream {
     bell: BellScanner,
     view: LineView,
     tail: TailBuf,
+    /// Lines completed, and bytes read, since the stream's start.
+    lines: usize,
+    bytes: usize,
 }
 
 impl Stream {
@@ -325,6 +377,8 @@ impl Stream {
             bell,
             view,
             tail,
+            lines,
+            ..
         } = self;
         let mut rang = 0;
         let info = watch.read_raw(cursor, &mut |_, chunk, gap| {
@@ -334,11 +388,13 @@ impl Stream {
             }
             rang += bell.feed(chunk);
             view.feed(chunk, &mut |line| {
+                *lines += 1;
                 if !is_plumbing(line) {
                     tail.push(line);
                 }
             });
         });
+        self.bytes += info.bytes;
         (info.bytes, rang)
     }
 }
@@ -434,6 +490,8 @@ struct Waiter {
     pane_exit: Option<ExitWatch>,
     /// The foreground process (when it is not the pane's) and its end.
     fg_exit: Option<(u32, ExitWatch)>,
+    /// With `since`: what was printed from it to the entry.
+    earlier: Option<Earlier>,
 }
 
 impl Waiter {
@@ -444,14 +502,27 @@ impl Waiter {
         wanted: Wanted,
         idle: Duration,
         started: Instant,
+        since: Option<&Since>,
     ) -> ToolResult<Waiter> {
         let mut watch = watch_pane(target, sel).await?;
         watch.mark_seen();
+        let entry = watch.end();
+        let earlier = match since {
+            Some(since) => Some(since::earlier(target, &watch, since, entry).await?),
+            None => None,
+        };
         let stream = Stream {
-            cursor: watch.end(),
+            // The recording from `since` when it holds all of it, else from
+            // after what was read back (tmux's view then is the start).
+            cursor: match &earlier {
+                Some(e) => e.from.unwrap_or_else(|| watch.end()),
+                None => entry,
+            },
             bell: BellScanner::new(),
             view: LineView::new(MAX_LINE),
             tail: TailBuf::default(),
+            lines: 0,
+            bytes: 0,
         };
         let pid = watch.pid;
         let dead = watch.dead_at_start;
@@ -472,6 +543,14 @@ impl Waiter {
         let fg_exit = foreground_watch(None, &entry, pid);
         let mut tracker = Tracker::new(wanted, idle, started, entry);
         tracker.gone = dead;
+        if let Some(e) = &earlier {
+            // The entry probe came after what was read back.
+            let lines = e.complete + usize::from(e.writing);
+            tracker.answered = Some(Answer {
+                lines,
+                probed: lines >= 2,
+            });
+        }
         Ok(Waiter {
             watch,
             stream,
@@ -481,7 +560,23 @@ impl Waiter {
             remote,
             pane_exit,
             fg_exit,
+            earlier,
         })
+    }
+
+    /// Lines printed since `since`: those read back (the line being
+    /// written then is continued by the stream), then the stream's.
+    fn printed_since(&self) -> usize {
+        let (complete, writing) = self
+            .earlier
+            .as_ref()
+            .map_or((0, false), |e| (e.complete, e.writing));
+        let writing = if self.stream.bytes > 0 {
+            !self.stream.view.partial().is_empty()
+        } else {
+            writing
+        };
+        complete + self.stream.lines + usize::from(writing)
     }
 
     /// Reads what is new, checks the pane after a structural event, probes
@@ -492,6 +587,8 @@ impl Waiter {
         let (bytes, rang) = self.stream.read(&self.watch);
         if bytes > 0 {
             self.tracker.output(now);
+            let lines = self.printed_since();
+            self.tracker.printed(lines);
         }
         self.tracker.bell |= rang > 0;
         if let Err(e) = self.watch.check_alive(target).await {
@@ -579,6 +676,11 @@ impl Waiter {
             foreground_pid: probe.foreground_pid.filter(|_| !exited).map(i64::from),
             observable_states: tracker.observable(),
             tail,
+            lines_missed: self
+                .earlier
+                .as_ref()
+                .is_some_and(|e| e.missed)
+                .then_some(true),
             pane_id: watch.id,
             probes: tracker.probes as i64,
             elapsed_seconds: pace.elapsed_seconds(),
@@ -604,8 +706,9 @@ pub(super) async fn wait_for_state(
     // deadline computed from it can overflow.
     let idle = Duration::from_millis(args.idle_ms as u64)
         .min(app.config.wait_max + Duration::from_secs(1));
+    let from = Since::parse(args.since.as_deref())?;
     let since = Instant::from_std(started);
-    let mut waiter = Waiter::start(&target, &args.pane, wanted, idle, since).await?;
+    let mut waiter = Waiter::start(&target, &args.pane, wanted, idle, since, from.as_ref()).await?;
     let mut pace = Pace::new(
         &ctx,
         format!("pane {}", waiter.watch.id),
@@ -722,6 +825,30 @@ mod tests {
         // Running is never a state to wait for.
         let t = tracker(&[PaneState::Prompt], 1000, t0, Activity::Running);
         assert_eq!(t.verdict(t0 + Duration::from_secs(60)), None);
+    }
+
+    #[test]
+    fn since_a_start_waiting_counts_once_it_answered_and_was_probed_after() {
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
+        let mut t = tracker(&[PaneState::Input], 1000, t0, Activity::Input);
+        t.answered = Some(Answer::default());
+        assert_eq!(t.verdict(t0), None, "still reading the keys just sent");
+        t.printed(1);
+        assert_eq!(t.verdict(t0), None, "only the echo of the keys");
+        t.probed(probe(Activity::Running), ms(20));
+        t.printed(2);
+        t.probed(probe(Activity::Running), ms(40));
+        assert_eq!(t.verdict(ms(40)), None, "answered, still running");
+        t.probed(probe(Activity::Input), ms(60));
+        assert_eq!(t.verdict(ms(60)), Some(PaneState::Input));
+        // A probe from before the answer does not count.
+        let mut t = tracker(&[PaneState::Input], 1000, t0, Activity::Input);
+        t.answered = Some(Answer::default());
+        t.printed(3);
+        assert_eq!(t.verdict(t0), None);
+        t.probed(probe(Activity::Input), ms(20));
+        assert_eq!(t.verdict(ms(20)), Some(PaneState::Input));
     }
 
     #[test]

@@ -36,5 +36,6 @@ pub mod person;
 pub mod rows;
 pub mod scope;
 pub mod shell;
+pub mod since;
 pub mod spawn;
 pub mod tail;

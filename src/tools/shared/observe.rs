@@ -386,6 +386,8 @@ pub struct Rows {
     pub height: u64,
     pub width: usize,
     pub alternate: bool,
+    /// The cursor's row on the screen.
+    pub cursor_y: u64,
 }
 
 const ROWS: Schema<Rows> = Schema(&[
@@ -397,6 +399,7 @@ const ROWS: Schema<Rows> = Schema(&[
     ("pane_height", |r, v| r.height = v.parse().unwrap_or(0)),
     ("pane_width", |r, v| r.width = v.parse().unwrap_or(0)),
     ("alternate_on", |r, v| r.alternate = v == "1"),
+    ("cursor_y", |r, v| r.cursor_y = v.parse().unwrap_or(0)),
 ]);
 
 fn rows_command(id: PaneId) -> Command {
