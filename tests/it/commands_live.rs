@@ -326,3 +326,56 @@ async fn a_flooding_command_keeps_its_exact_status() {
     let listed = ok(&svc, "list_commands", json!({"pane_id": pane})).await;
     assert_eq!(listed["commands"][0]["exit_status"], 3, "{listed}");
 }
+
+/// The pane paused for our clients while the command ends: the end
+/// marker never reaches our stream; the status is read from tmux, and the
+/// result says lines were missed.
+#[tokio::test]
+async fn a_lost_end_marker_is_read_back_from_tmux() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = shell_pane(&tmux, "bash", BASH).await;
+    tmux.cmd(&["wait-for", "-L", "go"]);
+    let command = format!(
+        "tmux -S {} wait-for -L go; echo unseen; exit 3",
+        tmux.socket_path().display()
+    );
+    let r = ok(
+        &svc,
+        "run_command",
+        json!({"pane_id": pane, "command": command, "background": true}),
+    )
+    .await;
+    let handle = id(&r);
+    let clients = tmux.cmd(&[
+        "list-clients",
+        "-F",
+        "#{client_name} #{client_control_mode}",
+    ]);
+    let mut paused = 0;
+    for client in clients.lines().filter_map(|l| l.strip_suffix(" 1")) {
+        tmux.cmd(&[
+            "refresh-client",
+            "-t",
+            client,
+            "-A",
+            &format!("{pane}:pause"),
+        ]);
+        paused += 1;
+    }
+    assert!(paused > 0, "no control client of ours: {clients}");
+    tmux.cmd(&["wait-for", "-U", "go"]);
+    until_end_recorded(&tmux, &pane, &handle).await;
+    let w = ok(
+        &svc,
+        "wait_for_command",
+        json!({"command_id": handle, "timeout": 5}),
+    )
+    .await;
+    assert_eq!(
+        (w["running"].clone(), w["exit_status"].clone()),
+        (json!(false), json!(3)),
+        "{w}"
+    );
+    assert_eq!(w["lines_missed"], true, "{w}");
+}

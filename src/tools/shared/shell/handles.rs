@@ -490,11 +490,14 @@ pub async fn wait(
     let mut reader = Reader::resume(&record);
     // The earlier server's reading is not known.
     reader.missed |= adopted;
-    // Its end known from tmux alone: where its output ended is not.
-    let unbounded = record.ended && record.end_at.is_none();
+    // Its output was read to its end already.
+    let read_out = record.ended && record.end_at.is_some_and(|at| record.returned >= at);
+    let mut checked_gap = adopted;
+    // Its end known from tmux while our stream did not carry it.
+    let mut lost_end = false;
     let cancelled = loop {
         watch.mark_seen();
-        if unbounded {
+        if read_out {
             break false;
         }
         reader.read(&watch, output);
@@ -507,14 +510,22 @@ pub async fn wait(
             commands.end(id, Some(at), status);
             break false;
         }
-        // The end marker was lost (a flood paused the pane): once the
-        // wrapper says it recorded the status, or at the deadline, the
-        // pane's option has it.
-        if reader.take_recorded() || (pace.expired() && reader.missed) {
+        // The end marker was lost (a flood paused the pane): at the gap,
+        // once the wrapper says it recorded the status, and at the
+        // deadline, the pane's option has it.
+        let gap = reader.missed && !checked_gap;
+        checked_gap |= reader.missed;
+        if gap || reader.take_recorded() || (pace.expired() && reader.missed) {
             refresh(target).await?;
         }
-        let ended = commands.get(id).is_none_or(|r| r.ended);
+        let now = commands.get(id);
+        let ended = now.as_ref().is_none_or(|r| r.ended);
         if ended || pace.expired() {
+            match now.and_then(|r| r.end_at) {
+                // The follower read its end since: read up to it.
+                Some(_) if ended => reader.read(&watch, output),
+                _ => lost_end = ended,
+            }
             break false;
         }
         match watch.check_alive(target).await {
@@ -549,7 +560,14 @@ pub async fn wait(
         }
     };
     let returned = reader.finish(output);
-    commands.update(id, |r| r.returned = r.returned.max(returned));
+    commands.update(id, |r| {
+        r.returned = r.returned.max(returned);
+        if lost_end {
+            // Where its output ended is not known: later waits read no
+            // further (what follows is the shell's, not the command's).
+            r.end_at.get_or_insert(r.returned);
+        }
+    });
     if cancelled {
         return Err(ToolError::new(
             ErrorKind::Cancelled,
@@ -559,7 +577,7 @@ pub async fn wait(
     let record = commands.get(id).ok_or_else(|| unknown(id))?;
     Ok(Waited {
         from: reader.output_from().map(|_| reader.from),
-        missed: reader.missed,
+        missed: reader.missed || lost_end,
         record,
     })
 }
