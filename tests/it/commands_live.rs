@@ -304,24 +304,33 @@ async fn a_flooding_command_keeps_its_exact_status() {
         "{w}"
     );
     if w["lines_missed"] == false {
-        let output: Vec<&str> = w["output"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|l| l.as_str().unwrap())
-            .collect();
-        let left_out: usize = output
-            .iter()
-            .find_map(|l| {
-                l.strip_prefix("[... ")?
-                    .strip_suffix(" lines left out ...]")?
-                    .parse()
-                    .ok()
-            })
-            .unwrap_or(0);
-        let shown = output.len() - usize::from(left_out > 0);
-        assert_eq!(shown + left_out, total, "{w}");
-        assert_eq!((output[0], output[output.len() - 1]), ("1", "300000"));
+        // run_command returned what it read before it returned; the wait
+        // the rest: together, every line once.
+        let lines = |result: &Value| -> (usize, Vec<String>) {
+            let output: Vec<String> = result["output"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l.as_str().unwrap().to_owned())
+                .collect();
+            let left_out: usize = output
+                .iter()
+                .find_map(|l| {
+                    l.strip_prefix("[... ")?
+                        .strip_suffix(" lines left out ...]")?
+                        .parse()
+                        .ok()
+                })
+                .unwrap_or(0);
+            (output.len() - usize::from(left_out > 0) + left_out, output)
+        };
+        let ((before, first), (after, rest)) = (lines(&r), lines(&w));
+        assert_eq!(before + after, total, "{r} {w}");
+        let all: Vec<&String> = first.iter().chain(rest.iter()).collect();
+        assert_eq!(
+            (all[0].as_str(), all[all.len() - 1].as_str()),
+            ("1", "300000")
+        );
     }
     let listed = ok(&svc, "list_commands", json!({"pane_id": pane})).await;
     assert_eq!(listed["commands"][0]["exit_status"], 3, "{listed}");
