@@ -5,7 +5,8 @@
 use serde_json::{Value, json};
 
 use crate::pane_clean_live::shell_pane;
-use crate::support::{PrivateTmux, ok, shell_installed};
+use crate::support::mcp::McpClient;
+use crate::support::{BOUND, PrivateTmux, ok, shell_installed};
 
 const BASH: &str = "env PS1='$ ' bash --norc --noprofile";
 
@@ -158,4 +159,232 @@ async fn stop_command_signals_the_command_and_the_pane_names_it() {
             assert_eq!(r["output"], json!(["alive"]), "{shell}");
         }
     }
+}
+
+/// The binary on its stdio against `tmux`, initialized.
+async fn server(tmux: &PrivateTmux) -> (McpClient, tokio::process::Child) {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tmux-mcp"));
+    command
+        .env("LIBTMUX_SOCKET", &tmux.name)
+        .env_remove("LIBTMUX_SOCKET_PATH")
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE");
+    let (mut client, child) = McpClient::spawn(command, BOUND);
+    client.initialize("2025-06-18").await;
+    (client, child)
+}
+
+async fn call(client: &mut McpClient, name: &str, arguments: Value) -> Value {
+    let r = client.call(name, arguments).await;
+    assert_ne!(r["isError"], true, "{name}: {r}");
+    r["structuredContent"].clone()
+}
+
+/// Waits until `pane`'s option `@tmux_mcp_end` names `id`: the wrapper
+/// recorded the end (tmux has no event for an option set).
+async fn until_end_recorded(tmux: &PrivateTmux, pane: &str, id: &str) {
+    let started = std::time::Instant::now();
+    let format = "#{@tmux_mcp_end}";
+    while !tmux
+        .cmd(&["display-message", "-p", "-t", pane, format])
+        .starts_with(&format!("{id} "))
+    {
+        assert!(
+            started.elapsed() < BOUND,
+            "{pane}: {id}'s end never recorded"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// A second server process on the same tmux finds the commands the first
+/// one started: one that ended while no server ran, with its status from
+/// tmux, and one still running, followed to its status.
+#[tokio::test]
+async fn a_restarted_server_takes_the_commands_over_from_tmux() {
+    let tmux = PrivateTmux::start();
+    let ended_pane = shell_pane(&tmux, "ended", BASH).await;
+    let running_pane = shell_pane(&tmux, "running", BASH).await;
+    let socket = tmux.socket_path().display().to_string();
+    let (mut a, mut first) = server(&tmux).await;
+    let mut ids = Vec::new();
+    for (pane, lock, status) in [(&ended_pane, "one", 7), (&running_pane, "two", 9)] {
+        tmux.cmd(&["wait-for", "-L", lock]);
+        let command = format!("echo {lock}; tmux -S {socket} wait-for -L {lock}; exit {status}");
+        let r = call(
+            &mut a,
+            "run_command",
+            json!({"pane_id": pane, "command": command, "background": true}),
+        )
+        .await;
+        ids.push(id(&r));
+    }
+    first.kill().await.expect("kill the first server");
+    // The first command ends while no server runs.
+    tmux.cmd(&["wait-for", "-U", "one"]);
+    until_end_recorded(&tmux, &ended_pane, &ids[0]).await;
+
+    let (mut b, _second) = server(&tmux).await;
+    let listed = call(&mut b, "list_commands", json!({})).await;
+    let entry = |id: &str| {
+        listed["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["command_id"] == id)
+            .unwrap_or_else(|| panic!("{id} not listed: {listed}"))
+            .clone()
+    };
+    let (one, two) = (entry(&ids[0]), entry(&ids[1]));
+    assert_eq!(
+        (one["running"].clone(), one["exit_status"].clone()),
+        (json!(false), json!(7)),
+        "{one}"
+    );
+    assert_eq!(one["pane_id"], ended_pane.as_str());
+    assert!(
+        one["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("echo one; tmux")
+    );
+    assert_eq!(
+        (two["running"].clone(), two["exit_status"].clone()),
+        (json!(true), Value::Null),
+        "{two}"
+    );
+    let w = call(&mut b, "wait_for_command", json!({"command_id": ids[0]})).await;
+    assert_eq!(
+        (w["running"].clone(), w["exit_status"].clone()),
+        (json!(false), json!(7)),
+        "{w}"
+    );
+    // The second ends while the new server waits on it.
+    tmux.cmd(&["wait-for", "-U", "two"]);
+    let w = call(
+        &mut b,
+        "wait_for_command",
+        json!({"command_id": ids[1], "timeout": 10}),
+    )
+    .await;
+    assert_eq!(
+        (w["running"].clone(), w["exit_status"].clone()),
+        (json!(false), json!(9)),
+        "{w}"
+    );
+    // What the first server returned is not known here: said so.
+    assert_eq!(w["lines_missed"], true, "{w}");
+}
+
+/// A command that floods while no call waits: its exit status is exact,
+/// and the lines it printed are all returned (head, tail, and the count
+/// left out between) unless the result says lines were missed.
+#[tokio::test]
+async fn a_flooding_command_keeps_its_exact_status() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = shell_pane(&tmux, "bash", BASH).await;
+    let total = 300_000;
+    let r = ok(
+        &svc,
+        "run_command",
+        json!({"pane_id": pane, "command": format!("seq 1 {total}; exit 3"), "background": true}),
+    )
+    .await;
+    let handle = id(&r);
+    let w = ok(
+        &svc,
+        "wait_for_command",
+        json!({"command_id": handle, "timeout": 60}),
+    )
+    .await;
+    assert_eq!(
+        (w["running"].clone(), w["exit_status"].clone()),
+        (json!(false), json!(3)),
+        "{w}"
+    );
+    if w["lines_missed"] == false {
+        // run_command returned what it read before it returned; the wait
+        // the rest: together, every line once.
+        let lines = |result: &Value| -> (usize, Vec<String>) {
+            let output: Vec<String> = result["output"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l.as_str().unwrap().to_owned())
+                .collect();
+            let left_out: usize = output
+                .iter()
+                .find_map(|l| {
+                    l.strip_prefix("[... ")?
+                        .strip_suffix(" lines left out ...]")?
+                        .parse()
+                        .ok()
+                })
+                .unwrap_or(0);
+            (output.len() - usize::from(left_out > 0) + left_out, output)
+        };
+        let ((before, first), (after, rest)) = (lines(&r), lines(&w));
+        assert_eq!(before + after, total, "{r} {w}");
+        let all: Vec<&String> = first.iter().chain(rest.iter()).collect();
+        assert_eq!(
+            (all[0].as_str(), all[all.len() - 1].as_str()),
+            ("1", "300000")
+        );
+    }
+    let listed = ok(&svc, "list_commands", json!({"pane_id": pane})).await;
+    assert_eq!(listed["commands"][0]["exit_status"], 3, "{listed}");
+}
+
+/// The pane paused for our clients while the command ends: the end
+/// marker never reaches our stream; the status is read from tmux, and the
+/// result says lines were missed.
+#[tokio::test]
+async fn a_lost_end_marker_is_read_back_from_tmux() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = shell_pane(&tmux, "bash", BASH).await;
+    tmux.cmd(&["wait-for", "-L", "go"]);
+    let command = format!(
+        "tmux -S {} wait-for -L go; echo unseen; exit 3",
+        tmux.socket_path().display()
+    );
+    let r = ok(
+        &svc,
+        "run_command",
+        json!({"pane_id": pane, "command": command, "background": true}),
+    )
+    .await;
+    let handle = id(&r);
+    let clients = tmux.cmd(&[
+        "list-clients",
+        "-F",
+        "#{client_name} #{client_control_mode}",
+    ]);
+    let mut paused = 0;
+    for client in clients.lines().filter_map(|l| l.strip_suffix(" 1")) {
+        tmux.cmd(&[
+            "refresh-client",
+            "-t",
+            client,
+            "-A",
+            &format!("{pane}:pause"),
+        ]);
+        paused += 1;
+    }
+    assert!(paused > 0, "no control client of ours: {clients}");
+    tmux.cmd(&["wait-for", "-U", "go"]);
+    until_end_recorded(&tmux, &pane, &handle).await;
+    let w = ok(
+        &svc,
+        "wait_for_command",
+        json!({"command_id": handle, "timeout": 5}),
+    )
+    .await;
+    assert_eq!(
+        (w["running"].clone(), w["exit_status"].clone()),
+        (json!(false), json!(3)),
+        "{w}"
+    );
+    assert_eq!(w["lines_missed"], true, "{w}");
 }

@@ -82,6 +82,9 @@ pub struct CommandResult {
     /// `[... N lines left out ...]` stands where the middle was cut.
     pub output: Vec<String>,
     pub output_truncated: bool,
+    /// Output lines were lost before they could be read (a flood paused
+    /// the pane, or an earlier server followed the command).
+    pub lines_missed: bool,
     /// A capture_since cursor at the first line of `output`.
     pub cursor: Option<String>,
     pub elapsed_seconds: f64,
@@ -125,6 +128,7 @@ async fn result(
         running: !record.ended,
         exit_status: record.status,
         output_truncated: output.truncated() || missed,
+        lines_missed: missed,
         output: output.into_lines(|n| format!("[... {n} lines left out ...]")),
         cursor,
         elapsed_seconds: started.elapsed().as_secs_f64(),
@@ -183,6 +187,8 @@ fn entry(r: Record) -> CommandEntry {
 }
 
 async fn list_commands(target: Target, args: ListCommandsArgs) -> ToolResult<ListCommandsResult> {
+    // Handles an earlier server started, and ends only tmux saw.
+    handles::refresh(&target).await?;
     let commands = Commands::of(&target.hub)
         .list()
         .into_iter()

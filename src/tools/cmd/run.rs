@@ -170,7 +170,7 @@ async fn type_command(
     let (delimiters, line) = if marked {
         (Delimiters::Marks, typed::bare(run.command, how))
     } else {
-        let line = typed::wrapped(run.command, &nonce, how, watch.geometry);
+        let line = typed::wrapped(run.command, &nonce, how, watch.geometry, watch.id);
         (Delimiters::Markers(nonce.clone()), line)
     };
     // A person typing there first finishes their line.
@@ -297,6 +297,7 @@ async fn run_command(
         record.output_from = span.output_from;
         record.returned = cursor;
         let id = record.id.clone();
+        handles::record_start(&target, &record).await;
         Commands::of(&target.hub).add(record);
         let target = target.share();
         tokio::spawn(handles::follow(target, watch, id));

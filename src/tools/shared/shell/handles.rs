@@ -8,14 +8,25 @@
 //! the recording and the status is known however the command ends. A
 //! later call reads the command's output from the recording where the
 //! previous one stopped ([`Reader`]): no line twice.
+//!
+//! What a later server needs is kept in tmux itself, in two pane user
+//! options that show nowhere in the pane: the start of a handle
+//! ([`START_OPTION`], set by us when run_command returns with it
+//! running) and its end ([`END_OPTION`], set by the wrapper line after
+//! its end marker). A restarted server takes the handles over from them
+//! ([`refresh`]), and any server reads the status there when the end
+//! marker never reached its stream (a flood paused the pane, no server
+//! ran): the wrapper's `R` marker says when it is recorded.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use super::span::{Delimiters, Span};
+use super::typed::END_OPTION;
 use crate::ids::PaneId;
 use crate::panes::LineView;
+use crate::tmux::Command;
 use crate::tmux::hub::Hub;
 use crate::tools::shared::bounded::HeadTail;
 use crate::tools::shared::observe::{MAX_LINE, Watch};
@@ -26,6 +37,10 @@ use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
 const KEEP_FINISHED: usize = 20;
 /// Characters of a command kept for listing.
 const SHOWN_CHARS: usize = 200;
+
+/// The pane user option holding the handle started last in the pane:
+/// `1 <id> <w|m> <started_at> <pane pid> <command, hex>`.
+pub const START_OPTION: &str = "@tmux_mcp_cmd";
 
 /// One command run_command started.
 #[derive(Clone, Debug)]
@@ -52,6 +67,10 @@ pub struct Record {
     pub returned: u64,
     /// Where its end delimiter is.
     pub end_at: Option<u64>,
+    /// Taken over from tmux (a server before this one started it), and
+    /// no wait has followed it yet: its recording, and what the earlier
+    /// server returned, are not known.
+    pub adopted: bool,
 }
 
 impl Record {
@@ -77,8 +96,144 @@ impl Record {
             output_from: None,
             returned: scan_from,
             end_at: None,
+            adopted: false,
         }
     }
+
+    /// What [`START_OPTION`] keeps of it.
+    pub fn recorded(&self) -> String {
+        let kind = match self.delimiters {
+            Delimiters::Markers(_) => 'w',
+            Delimiters::Marks => 'm',
+        };
+        let hex: String = self.command.bytes().map(|b| format!("{b:02x}")).collect();
+        format!(
+            "1 {} {kind} {:.6} {} {hex}",
+            self.id, self.started_at, self.pid
+        )
+    }
+
+    /// The handle a [`START_OPTION`] value of `pane` describes.
+    fn from_recorded(pane: PaneId, value: &[u8]) -> Option<Record> {
+        let mut words = value.split(|&b| b == b' ');
+        if words.next()? != b"1" {
+            return None;
+        }
+        let id = std::str::from_utf8(words.next()?).ok()?;
+        let valid = |c: char| c.is_ascii_alphanumeric();
+        if id.is_empty() || id.len() > 64 || !id.chars().all(valid) {
+            return None;
+        }
+        let delimiters = match words.next()? {
+            b"w" => Delimiters::Markers(id.to_owned()),
+            b"m" => Delimiters::Marks,
+            _ => return None,
+        };
+        let number = |w: &[u8]| std::str::from_utf8(w).ok()?.parse::<f64>().ok();
+        let started_at = number(words.next()?)?;
+        let pid = std::str::from_utf8(words.next()?).ok()?.parse().ok()?;
+        let hex = words.next().unwrap_or_default();
+        let bytes: Vec<u8> = hex
+            .chunks(2)
+            .filter_map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
+            .take(SHOWN_CHARS * 4)
+            .collect();
+        let command = String::from_utf8_lossy(&bytes)
+            .chars()
+            .take(SHOWN_CHARS)
+            .collect();
+        Some(Record {
+            id: id.to_owned(),
+            pane,
+            command,
+            started_at,
+            ended_at: None,
+            ended: false,
+            status: None,
+            delimiters,
+            epoch: 0,
+            pid,
+            scan_from: 0,
+            output_from: None,
+            returned: 0,
+            end_at: None,
+            adopted: true,
+        })
+    }
+}
+
+/// A handle's end as [`END_OPTION`] holds it (`<nonce> <status>`): its
+/// status, if the option names `id`.
+fn recorded_end(value: &[u8], id: &str) -> Option<Option<i64>> {
+    let (nonce, status) = value.split_at(memchr::memchr(b' ', value)?);
+    (nonce == id.as_bytes()).then(|| {
+        std::str::from_utf8(&status[1..])
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+    })
+}
+
+/// Records `record`'s start in its pane, for a server started later.
+/// Best effort: without it, only this process knows the handle.
+pub async fn record_start(target: &Target, record: &Record) {
+    let set = Command::new("set-option")
+        .flag("-p")
+        .target(record.pane)
+        .arg(START_OPTION)
+        .arg(record.recorded());
+    if let Err(e) = target.run(set).await {
+        eprintln!(
+            "tmux-mcp: recording command {} in tmux: {}",
+            record.id, e.message
+        );
+    }
+}
+
+/// Reads what tmux keeps of the handles: those started by an earlier
+/// server are taken over, and every running one whose end the pane's
+/// option records (or whose pane was respawned or ended) is ended.
+pub async fn refresh(target: &Target) -> ToolResult<()> {
+    let format = format!(
+        "#{{pane_id}}\t#{{pane_pid}}\t#{{pane_dead}}\t#{{{START_OPTION}}}\t#{{{END_OPTION}}}"
+    );
+    let rows = target
+        .run(Command::new("list-panes").flag("-a").opt("-F", format))
+        .await?;
+    let commands = Commands::of(&target.hub);
+    for row in &rows {
+        let mut fields = row.split(|&b| b == b'\t');
+        let (Some(pane), Some(pid), Some(dead), Some(start), end) = (
+            fields.next().and_then(PaneId::parse),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next().unwrap_or_default(),
+        ) else {
+            continue;
+        };
+        let pid: u32 = std::str::from_utf8(pid)
+            .ok()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        if let Some(found) = Record::from_recorded(pane, start)
+            && found.pid == pid
+            && commands.get(&found.id).is_none()
+        {
+            commands.add(found);
+        }
+        for record in commands.list() {
+            if record.pane != pane || record.ended {
+                continue;
+            }
+            if let Some(status) = recorded_end(end, &record.id) {
+                commands.end(&record.id, None, status);
+            } else if record.pid != pid || dead == b"1" {
+                // Respawned or ended with no end recorded: unknown.
+                commands.end(&record.id, None, None);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Seconds since the Unix epoch.
@@ -217,6 +372,11 @@ impl Reader {
         self.span.output_from
     }
 
+    /// The wrapper's `R` marker was seen since the last call.
+    pub fn take_recorded(&mut self) -> bool {
+        std::mem::take(&mut self.span.recorded)
+    }
+
     /// Ends the read: an ended command's last line without a newline goes
     /// to `output`. Returns where the next call goes on (after the last
     /// whole line returned, while the command runs).
@@ -257,6 +417,10 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
             commands.end(&id, Some(at), status);
             return;
         }
+        if reader.take_recorded() {
+            // The end marker was lost: the pane's option has the status.
+            let _ = refresh(&target).await;
+        }
         let alive: ToolResult<bool> = watch.check_alive(&target).await;
         let gone = alive.is_err() || watch.epoch() != record_epoch(&commands, &id);
         if gone || commands.get(&id).is_none_or(|r| r.ended) {
@@ -290,8 +454,27 @@ pub async fn wait(
     stopping: Option<i32>,
 ) -> ToolResult<Waited> {
     let commands = Commands::of(&target.hub);
-    let record = commands.get(id).ok_or_else(|| unknown(id))?;
+    if commands.get(id).is_none_or(|r| !r.ended) {
+        // Started by an earlier server, or its end recorded while no
+        // stream carried it.
+        refresh(target).await?;
+    }
+    let mut record = commands.get(id).ok_or_else(|| unknown(id))?;
+    let adopted = record.adopted && !record.ended;
     let mut watch = match Watch::start(target, record.pane).await {
+        Ok(watch) if adopted && watch.pid == record.pid => {
+            // Followed from now on: output from here is its own.
+            let now = watch.end();
+            commands.update(id, |r| {
+                r.adopted = false;
+                r.epoch = watch.epoch();
+                (r.scan_from, r.returned, r.output_from) = (now, now, Some(now));
+            });
+            // It may have ended (and recorded so) before the stream began.
+            refresh(target).await?;
+            record = commands.get(id).ok_or_else(|| unknown(id))?;
+            watch
+        }
         Ok(watch) if watch.epoch() == record.epoch => watch,
         // The pane is gone or was respawned: its output with it.
         _ => {
@@ -305,8 +488,18 @@ pub async fn wait(
         }
     };
     let mut reader = Reader::resume(&record);
+    // The earlier server's reading is not known.
+    reader.missed |= adopted;
+    // Its output was read to its end already.
+    let read_out = record.ended && record.end_at.is_some_and(|at| record.returned >= at);
+    let mut checked_gap = adopted;
+    // Its end known from tmux while our stream did not carry it.
+    let mut lost_end = false;
     let cancelled = loop {
         watch.mark_seen();
+        if read_out {
+            break false;
+        }
         reader.read(&watch, output);
         if let Some(from) = reader.output_from() {
             commands.update(id, |r| {
@@ -317,8 +510,22 @@ pub async fn wait(
             commands.end(id, Some(at), status);
             break false;
         }
-        let ended = commands.get(id).is_none_or(|r| r.ended);
+        // The end marker was lost (a flood paused the pane): at the gap,
+        // once the wrapper says it recorded the status, and at the
+        // deadline, the pane's option has it.
+        let gap = reader.missed && !checked_gap;
+        checked_gap |= reader.missed;
+        if gap || reader.take_recorded() || (pace.expired() && reader.missed) {
+            refresh(target).await?;
+        }
+        let now = commands.get(id);
+        let ended = now.as_ref().is_none_or(|r| r.ended);
         if ended || pace.expired() {
+            match now.and_then(|r| r.end_at) {
+                // The follower read its end since: read up to it.
+                Some(_) if ended => reader.read(&watch, output),
+                _ => lost_end = ended,
+            }
             break false;
         }
         match watch.check_alive(target).await {
@@ -353,7 +560,14 @@ pub async fn wait(
         }
     };
     let returned = reader.finish(output);
-    commands.update(id, |r| r.returned = r.returned.max(returned));
+    commands.update(id, |r| {
+        r.returned = r.returned.max(returned);
+        if lost_end {
+            // Where its output ended is not known: later waits read no
+            // further (what follows is the shell's, not the command's).
+            r.end_at.get_or_insert(r.returned);
+        }
+    });
     if cancelled {
         return Err(ToolError::new(
             ErrorKind::Cancelled,
@@ -363,7 +577,7 @@ pub async fn wait(
     let record = commands.get(id).ok_or_else(|| unknown(id))?;
     Ok(Waited {
         from: reader.output_from().map(|_| reader.from),
-        missed: reader.missed,
+        missed: reader.missed || lost_end,
         record,
     })
 }
@@ -398,4 +612,47 @@ pub fn signal_command(pane_pid: u32, signal: i32) -> Result<i32, String> {
         return Err(format!("kill: {}", std::io::Error::last_os_error()));
     }
     Ok(group)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handle_recorded_in_tmux_is_read_back() {
+        let record = Record {
+            command: "echo 'é'\nexit 7".into(),
+            ..Record::from_recorded(PaneId(4), b"1 abc123 w 1700000000.25 42 ").unwrap()
+        };
+        let value = record.recorded();
+        assert!(
+            value.starts_with("1 abc123 w 1700000000.250000 42 6563"),
+            "{value}"
+        );
+        let back = Record::from_recorded(PaneId(4), value.as_bytes()).unwrap();
+        assert_eq!(
+            (
+                back.id.as_str(),
+                back.command.as_str(),
+                back.pid,
+                back.started_at
+            ),
+            ("abc123", "echo 'é'\nexit 7", 42, 1_700_000_000.25)
+        );
+        assert!(back.adopted && !back.ended);
+        assert!(matches!(back.delimiters, Delimiters::Markers(ref n) if n == "abc123"));
+        for bad in [
+            &b""[..],
+            b"2 abc w 1 2 ",
+            b"1 a;b w 1 2 ",
+            b"1 abc x 1 2",
+            b"1 abc w z 2",
+        ] {
+            assert!(Record::from_recorded(PaneId(4), bad).is_none(), "{bad:?}");
+        }
+        assert_eq!(recorded_end(b"abc123 7", "abc123"), Some(Some(7)));
+        assert_eq!(recorded_end(b"abc123 x", "abc123"), Some(None));
+        assert_eq!(recorded_end(b"other 7", "abc123"), None);
+        assert_eq!(recorded_end(b"", "abc123"), None);
+    }
 }

@@ -13,6 +13,7 @@
 //! `export` persist. The markers' escapes are spelt out (`\033`), so only
 //! the shell running the command prints them.
 
+use crate::ids::PaneId;
 use crate::tools::shared::observe::Geometry;
 
 /// The OSC number of the markers: tmux knows none such, so its screen
@@ -42,9 +43,14 @@ pub fn bare(command: &str, how: ShellTyping) -> String {
     format!("{}{command}", how.space())
 }
 
+/// The pane user option where the wrapper records how its command ended
+/// (`<nonce> <status>`): tmux keeps it for a server started later, and it
+/// shows nowhere in the pane.
+pub const END_OPTION: &str = "@tmux_mcp_end";
+
 /// The wrapper line for `command` with markers of `nonce`, typed where
-/// the cursor is (`at`).
-pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry) -> String {
+/// the cursor is (`at`) in `pane`.
+pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry, pane: PaneId) -> String {
     let quoted = if how.fish {
         fish_quote(command)
     } else {
@@ -70,12 +76,12 @@ pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry) -> St
             format!(
                 "(case $(command -v {first}) in /*) eval \"exec $(printf %b {quoted})\";; *) eval \"$(printf %b {quoted})\";; esac)"
             ),
-            "\"$?\"",
+            "$?",
         ),
-        (false, true, None) => ("%b", format!("(eval \"$(printf %b {quoted})\")"), "\"$?\""),
-        (false, false, _) => ("%b", format!("eval \"$(printf %b {quoted})\""), "\"$?\""),
+        (false, true, None) => ("%b", format!("(eval \"$(printf %b {quoted})\")"), "$?"),
+        (false, false, _) => ("%b", format!("eval \"$(printf %b {quoted})\""), "$?"),
     };
-    let end = format!("printf '\\033]{OSC};{nonce};E;%d\\007' {status}");
+    let end = end_part(nonce, how.fish, status, pane);
     let line = |rows: usize| {
         format!(
             "{space}printf '\\r\\033[{rows}A\\033[{col}G\\033[J{shown}\\n\\033]{OSC};{nonce};S\\007' {quoted}; {run}; {end}",
@@ -105,6 +111,34 @@ pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry) -> St
         typed.push(' ');
     }
     typed
+}
+
+/// The end of the wrapper line: the end marker with the status, then
+/// the status recorded in the pane's [`END_OPTION`] by the `tmux` client
+/// the shell finds (its `$TMUX`), once `$TMUX_PANE` says this is the
+/// pane; once recorded, a `R` marker tells a watcher to read it. It is
+/// recorded in the background (no prompt waits on a tmux client), with
+/// no job message, and silently fails (no tmux on the PATH, a remote
+/// shell).
+fn end_part(nonce: &str, fish: bool, status: &str, pane: PaneId) -> String {
+    let marker = |what: &str| format!("printf '\\033]{OSC};{nonce};{what}\\007'");
+    let record = format!(
+        "tmux set-option -p -t '{pane}' {END_OPTION} \"{nonce} $__tmux_mcp_s\" </dev/null >/dev/null 2>&1"
+    );
+    let end = marker("E;%d");
+    let recorded = marker("R");
+    if fish {
+        // fish runs no block in the background, and reports a job's end
+        // unless it is disowned: `sh` records it.
+        format!(
+            "set __tmux_mcp_s {status}; {end} $__tmux_mcp_s; if test \"$TMUX_PANE\" = '{pane}'; sh -c \"{} && {recorded}\" &; disown 2>/dev/null; end; set -e __tmux_mcp_s",
+            record.replace('"', "'")
+        )
+    } else {
+        format!(
+            "__tmux_mcp_s={status}; {end} \"$__tmux_mcp_s\"; (case ${{TMUX_PANE-}} in '{pane}') {{ {record} && {recorded}; }} & esac); unset __tmux_mcp_s"
+        )
+    }
 }
 
 /// The program a plain command runs (`sleep 30`, `make -j4 test`): words
@@ -191,6 +225,8 @@ pub fn is_plumbing(line: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    const PANE: PaneId = PaneId(3);
+
     const AT: Geometry = Geometry {
         width: 80,
         height: 24,
@@ -207,7 +243,7 @@ mod tests {
 
     #[test]
     fn the_typed_line_is_one_line_of_ascii_whose_rows_are_counted() {
-        let typed = wrapped("cat <<'E'\n\té\nE", "abc", how("sh", true), AT);
+        let typed = wrapped("cat <<'E'\n\té\nE", "abc", how("sh", true), AT, PANE);
         assert!(typed.bytes().all(|b| (0x20..0x7f).contains(&b)), "{typed}");
         assert!(
             typed.contains(r"'cat <<'\''E'\''\n\t\0303\0251\nE'"),
@@ -219,30 +255,49 @@ mod tests {
             typed.contains(&format!("\\033[{}A", cells.div_ceil(80))),
             "{typed}"
         );
-        let fish = wrapped("a\nb'cé", "abc", how("fish", true), AT);
+        let fish = wrapped("a\nb'cé", "abc", how("fish", true), AT, PANE);
         assert!(fish.contains(r"'a'\n'b\'c'\U000000e9"), "{fish}");
         assert!(fish.is_ascii());
         // At the margin exactly, a space more makes the wrap happen.
         for len in 100..260 {
-            let typed = wrapped(&"x".repeat(len), "abc", how("sh", true), AT);
+            let typed = wrapped(&"x".repeat(len), "abc", how("sh", true), AT, PANE);
             assert_ne!((2 + typed.len()) % 80, 0);
         }
     }
 
     #[test]
     fn the_live_shell_evals_in_place_and_the_subshell_in_a_child() {
-        let sh = |subshell| wrapped("cd /tmp; pwd", "abc", how("sh", subshell), AT);
-        assert!(sh(true).contains("; (eval \"$(printf %b 'cd /tmp; pwd')\"); printf"));
-        assert!(sh(false).contains("; eval \"$(printf %b 'cd /tmp; pwd')\"; printf"));
-        let fish = |subshell| wrapped("cd /tmp; pwd", "abc", how("fish", subshell), AT);
-        assert!(fish(true).contains("; fish -c 'cd /tmp; pwd'; printf"));
-        assert!(fish(false).contains("; eval 'cd /tmp; pwd'; printf"));
+        let sh = |subshell| wrapped("cd /tmp; pwd", "abc", how("sh", subshell), AT, PANE);
+        assert!(
+            sh(true).contains("; (eval \"$(printf %b 'cd /tmp; pwd')\"); __tmux_mcp_s=$?; printf")
+        );
+        assert!(
+            sh(false).contains("; eval \"$(printf %b 'cd /tmp; pwd')\"; __tmux_mcp_s=$?; printf")
+        );
+        let fish = |subshell| wrapped("cd /tmp; pwd", "abc", how("fish", subshell), AT, PANE);
+        assert!(fish(true).contains("; fish -c 'cd /tmp; pwd'; set __tmux_mcp_s $status; printf"));
+        assert!(fish(false).contains("; eval 'cd /tmp; pwd'; set __tmux_mcp_s $status; printf"));
         let quiet = ShellTyping {
             suppress_history: true,
             ..how("bash", false)
         };
         assert_eq!(bare("ls -l", quiet), " ls -l");
         assert_eq!(bare("ls -l", how("bash", false)), "ls -l");
+    }
+
+    #[test]
+    fn the_end_is_recorded_in_the_pane_option_for_a_later_server() {
+        let sh = wrapped("false", "abc", how("sh", true), AT, PANE);
+        assert!(
+            sh.contains("(case ${TMUX_PANE-} in '%3') { tmux set-option -p -t '%3' @tmux_mcp_end \"abc $__tmux_mcp_s\" </dev/null >/dev/null 2>&1 && printf '\\033]6973;abc;R\\007'; } & esac); unset __tmux_mcp_s"),
+            "{sh}"
+        );
+        let fish = wrapped("false", "abc", how("fish", true), AT, PANE);
+        assert!(
+            fish.contains("if test \"$TMUX_PANE\" = '%3'; sh -c \"tmux set-option -p -t '%3' @tmux_mcp_end 'abc $__tmux_mcp_s' </dev/null >/dev/null 2>&1 && printf '\\033]6973;abc;R\\007'\" &; disown 2>/dev/null; end"),
+            "{fish}"
+        );
+        assert!(fish.ends_with("; end; set -e __tmux_mcp_s"), "{fish}");
     }
 
     #[test]
@@ -259,15 +314,15 @@ mod tests {
         ] {
             assert_eq!(plain_program(other), None, "{other}");
         }
-        let sh = wrapped("sleep 30", "abc", how("sh", true), AT);
+        let sh = wrapped("sleep 30", "abc", how("sh", true), AT, PANE);
         assert!(
             sh.contains("(case $(command -v sleep) in /*) eval \"exec $(printf %b 'sleep 30')\";;"),
             "{sh}"
         );
-        let fish = wrapped("sleep 30", "abc", how("fish", true), AT);
+        let fish = wrapped("sleep 30", "abc", how("fish", true), AT, PANE);
         assert!(fish.contains("fish -c 'if functions -q sleep; or not command -q sleep; sleep 30; else; exec sleep 30; end'"), "{fish}");
         // The live shell runs it as a job of its own already.
-        let live = wrapped("sleep 30", "abc", how("sh", false), AT);
+        let live = wrapped("sleep 30", "abc", how("sh", false), AT, PANE);
         assert!(!live.contains("exec"), "{live}");
     }
 
@@ -279,18 +334,18 @@ mod tests {
             ..how("bash", true)
         };
         for typed in [
-            wrapped("echo hi", "abc", quiet, AT),
-            wrapped("echo 'a' \\x", "abc", how("fish", true), AT),
+            wrapped("echo hi", "abc", quiet, AT, PANE),
+            wrapped("echo 'a' \\x", "abc", how("fish", true), AT, PANE),
         ] {
             assert!(!typed.contains('\x1b') && !typed.contains('\x07'));
             assert!(memchr::memmem::find(typed.as_bytes(), start).is_none());
         }
-        assert!(wrapped("echo hi", "abc", quiet, AT).starts_with(' '));
+        assert!(wrapped("echo hi", "abc", quiet, AT, PANE).starts_with(' '));
         assert!(is_plumbing(
-            wrapped("x", "abc", how("sh", true), AT).as_bytes()
+            wrapped("x", "abc", how("sh", true), AT, PANE).as_bytes()
         ));
         assert!(!is_plumbing(b"$ echo hi"));
-        let fish = wrapped("echo 'a' \\x", "abc", how("fish", true), AT);
+        let fish = wrapped("echo 'a' \\x", "abc", how("fish", true), AT, PANE);
         assert!(fish.contains("fish -c 'echo \\'a\\' \\\\x'"), "{fish}");
     }
 }
