@@ -41,6 +41,8 @@ Environment (the names of libtmux-mcp, so settings carry over):
                                  (default: refused, and the person is told)
   TMUX_MCP_HUMAN_QUIET_MS        agent input waits while a person typed this
                                  recently in the pane's window (default 1500; 0: off)
+  TMUX_MCP_CONFIRM               teardown: kill_server/_session/_window ask the
+                                 person first (MCP elicitation), else refuse
   FASTMCP_LOG_LEVEL              WARNING or above: no audit line per call on stderr
   TMUX_MCP_HOSTS                 remote hosts a call may reach, ALIAS=DESTINATION,...
                                  (ssh destinations); socket_name ALIAS:NAME is the

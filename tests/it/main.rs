@@ -22,6 +22,7 @@ mod bounds_live;
 mod channels_live;
 mod cli;
 mod commands_live;
+mod confirm_live;
 mod control_fuzz;
 mod control_replay;
 mod demo;

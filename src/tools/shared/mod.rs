@@ -4,6 +4,7 @@
 //! - [`lookup`]: selectors (`PaneSel`, `SessionSel`, `WindowTarget`) and
 //!   the lookups that resolve them; [`caller`]: who this MCP server is in
 //!   tmux; [`guard`]: the self-harm guard of destructive tools;
+//!   [`confirm`]: asking the person before a teardown;
 //! - [`models`] and [`rows`]: the result models and their tmux fields;
 //!   [`filters`]: the reference's list filters;
 //! - [`args`]: argument values several tools check the same way;
@@ -22,6 +23,7 @@ pub mod attach;
 pub mod bounded;
 pub mod caller;
 pub mod capture;
+pub mod confirm;
 pub mod cursor;
 pub mod filters;
 pub mod guard;
