@@ -40,6 +40,7 @@ mod options_buffers_live;
 mod pane_clean_live;
 mod pane_io_live;
 mod pane_layout_live;
+mod pane_states_live;
 mod person_live;
 mod prompts;
 mod quiet_live;
