@@ -44,6 +44,8 @@ Environment (the names of libtmux-mcp, so settings carry over):
   TMUX_MCP_SCOPE                 what the tools reach: server (default), session
                                  (the one this server runs in, plus what it made)
                                  or owned (only what it made)
+  TMUX_MCP_CONFIRM               teardown: kill_server/_session/_window ask the
+                                 person first (MCP elicitation), else refuse
   FASTMCP_LOG_LEVEL              WARNING or above: no audit line per call on stderr
   TMUX_MCP_HOSTS                 remote hosts a call may reach, ALIAS=DESTINATION,...
                                  (ssh destinations); socket_name ALIAS:NAME is the

@@ -39,6 +39,9 @@ pub struct Config {
     pub hosts: Hosts,
     /// What the tools may reach on a tmux server (`TMUX_MCP_SCOPE`).
     pub scope: Scope,
+    /// `TMUX_MCP_CONFIRM=teardown`: kill_server, kill_session and
+    /// kill_window ask the person first (MCP elicitation), and fail closed.
+    pub confirm_teardown: bool,
     pub limits: Limits,
 }
 
@@ -163,6 +166,7 @@ impl Config {
             }),
             hosts,
             scope: Scope::parse(var("TMUX_MCP_SCOPE"))?,
+            confirm_teardown: confirm(var("TMUX_MCP_CONFIRM"))?,
             limits: Limits {
                 idle_detach: idle_detach(var("TMUX_MCP_IDLE_DETACH_SECONDS"))?,
                 streaming_clients: streaming_clients(var("TMUX_MCP_STREAMING_CLIENTS"))?,
@@ -234,6 +238,14 @@ fn streaming_clients(raw: Option<String>) -> anyhow::Result<usize> {
         _ => {
             bail!("TMUX_MCP_STREAMING_CLIENTS must be a whole number from 1 to 1024, not {text:?}")
         }
+    }
+}
+
+fn confirm(raw: Option<String>) -> anyhow::Result<bool> {
+    match raw.as_deref().map(str::trim) {
+        None | Some("") | Some("none") => Ok(false),
+        Some("teardown") => Ok(true),
+        Some(text) => bail!("TMUX_MCP_CONFIRM must be unset, 'none' or 'teardown', not {text:?}"),
     }
 }
 
@@ -329,6 +341,20 @@ mod tests {
                 .0
                 .prompts_as_tools
         );
+    }
+
+    #[test]
+    fn teardown_asks_first_only_when_set() {
+        assert!(!config(&[]).unwrap().0.confirm_teardown);
+        assert!(
+            !config(&[("TMUX_MCP_CONFIRM", "none")])
+                .unwrap()
+                .0
+                .confirm_teardown
+        );
+        let (c, _) = config(&[("TMUX_MCP_CONFIRM", "teardown")]).unwrap();
+        assert!(c.confirm_teardown);
+        assert!(config(&[("TMUX_MCP_CONFIRM", "yes")]).is_err());
     }
 
     #[test]

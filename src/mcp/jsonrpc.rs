@@ -173,9 +173,12 @@ pub enum Incoming {
         method: String,
         params: Option<Value>,
     },
-    /// A response (`result` or `error`, no `method`). We never send requests,
-    /// so the caller only logs it.
-    Response { id: Option<Id> },
+    /// A response (`result` or `error`, no `method`) to a request we sent:
+    /// its outcome goes back to the call waiting for it, if any.
+    Response {
+        id: Option<Id>,
+        outcome: Result<Value, RpcError>,
+    },
 }
 
 /// Decodes one line (without its newline). `Err` is the response to send:
@@ -216,7 +219,10 @@ pub fn decode(line: &[u8]) -> Result<Incoming, Response> {
     if !object.contains_key("method")
         && (object.contains_key("result") || object.contains_key("error"))
     {
-        return Ok(Incoming::Response { id });
+        return Ok(Incoming::Response {
+            id,
+            outcome: response_outcome(object),
+        });
     }
     let envelope = Envelope::deserialize(Value::Object(object))
         .map_err(|e| Response::error(id.clone(), RpcError::invalid_request(e)))?;
@@ -231,6 +237,41 @@ pub fn decode(line: &[u8]) -> Result<Incoming, Response> {
             params: envelope.params,
         },
     })
+}
+
+/// The outcome a response carries: its `result`, else its `error` (a
+/// malformed error object reads as an internal error, never a panic).
+fn response_outcome(mut object: Map<String, Value>) -> Result<Value, RpcError> {
+    if let Some(result) = object.remove("result") {
+        return Ok(result);
+    }
+    let error = object.remove("error").unwrap_or(Value::Null);
+    Err(RpcError::deserialize(&error).unwrap_or_else(|_| {
+        RpcError::new(
+            ErrorCode::INTERNAL_ERROR,
+            "the client answered with a malformed error",
+        )
+    }))
+}
+
+/// A request from the server to the client (`elicitation/create`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Request {
+    pub jsonrpc: Version,
+    pub id: Id,
+    pub method: String,
+    pub params: Value,
+}
+
+impl Request {
+    pub fn new(id: Id, method: impl Into<String>, params: Value) -> Self {
+        Request {
+            jsonrpc: Version,
+            id,
+            method: method.into(),
+            params,
+        }
+    }
 }
 
 /// A response: exactly one of `result` and `error`.
@@ -292,11 +333,18 @@ impl Notification {
 pub enum Message {
     Response(Response),
     Notification(Notification),
+    Request(Request),
 }
 
 impl From<Response> for Message {
     fn from(r: Response) -> Self {
         Message::Response(r)
+    }
+}
+
+impl From<Request> for Message {
+    fn from(r: Request) -> Self {
+        Message::Request(r)
     }
 }
 
@@ -385,9 +433,25 @@ mod tests {
         assert_eq!(
             resp,
             Incoming::Response {
-                id: Some("x".into())
+                id: Some("x".into()),
+                outcome: Ok(json!({}))
             }
         );
+        let failed =
+            decode(br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"no"}}"#).unwrap();
+        assert_eq!(
+            failed,
+            Incoming::Response {
+                id: Some(3.into()),
+                outcome: Err(RpcError::new(ErrorCode(-1), "no"))
+            }
+        );
+        let Incoming::Response { outcome, .. } =
+            decode(br#"{"jsonrpc":"2.0","id":3,"error":7}"#).unwrap()
+        else {
+            panic!("a response");
+        };
+        assert_eq!(outcome.unwrap_err().code, ErrorCode::INTERNAL_ERROR);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! that serves them says so in [`Service::features`] and overrides the
 //! matching default methods.
 
+pub mod ask;
 pub mod jsonrpc;
 pub mod server;
 
@@ -20,6 +21,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+pub use ask::{Answer, AskError, Asker};
 pub use server::{serve, serve_with};
 
 /// A boxed, sendable future (what a tool call returns).
@@ -297,6 +299,8 @@ pub struct CallContext {
     pub log: Logger,
     /// The client's `clientInfo.name`, if it gave one.
     pub client: Option<Arc<str>>,
+    /// Asks the person through the client (elicitation), if it can.
+    pub ask: Asker,
 }
 
 /// `notifications/progress` for one request, if it carried a `progressToken`.
@@ -455,6 +459,7 @@ impl CallContext {
             progress: Progress::none(),
             log: Logger::none(),
             client: None,
+            ask: Asker::none(),
         }
     }
 }

@@ -39,6 +39,7 @@
 //! - `lines.rs`: framing, input bytes to bounded lines.
 //! - `dispatch.rs`: the reader's state, the lifecycle and the method table.
 //! - `in_flight.rs`: requests being answered, their tasks and cancellation.
+//! - `../ask.rs`: requests we send the client (elicitation) and their answers.
 //! - `backpressure.rs`: the bound on output queued for a client that does not read.
 //! - `writer.rs`: the one task that writes `output`.
 //! - `params.rs`: the wire shapes of params and results.

@@ -197,6 +197,8 @@ pub struct ToolDef {
     pub output_schema: Value,
     /// It enforces its own wait ceiling, so a read batch refuses it.
     pub own_wait_ceiling: bool,
+    /// The `_meta` of its `tools/list` entry, if any.
+    pub meta: Option<Value>,
     call: Invoke,
 }
 
@@ -287,6 +289,7 @@ impl ToolDef {
             input_schema,
             output_schema,
             own_wait_ceiling: false,
+            meta: None,
             call,
         }
     }
@@ -311,6 +314,14 @@ impl ToolDef {
     /// refuses it (batching would multiply that ceiling).
     pub fn with_own_wait_ceiling(mut self) -> ToolDef {
         self.own_wait_ceiling = true;
+        self
+    }
+
+    /// Lists the tool with `meta` as its `_meta` when `on` (else as it was).
+    pub fn with_meta_if(mut self, on: bool, meta: impl FnOnce() -> Value) -> ToolDef {
+        if on {
+            self.meta = Some(meta());
+        }
         self
     }
 
@@ -339,14 +350,18 @@ impl ToolDef {
 
     /// The `tools/list` entry.
     pub fn listing(&self) -> Value {
-        json!({
+        let mut listing = json!({
             "name": self.name,
             "title": self.title,
             "description": self.description,
             "inputSchema": self.input_schema,
             "outputSchema": self.output_schema,
             "annotations": self.hints.annotations(),
-        })
+        });
+        if let Some(meta) = &self.meta {
+            listing["_meta"] = meta.clone();
+        }
+        listing
     }
 }
 

@@ -242,7 +242,8 @@ fn the_tool_list_stays_small() {
         before <= 27_000,
         "the reference's tools cost {before} bytes"
     );
-    assert!(all <= 28_000, "the model-visible catalog is {all} bytes");
+    // list_panes' `states` (issue 21, point 4) costs 60 bytes of it.
+    assert!(all <= 28_060, "the model-visible catalog is {all} bytes");
 }
 
 /// Defaults changed on purpose, each listed in `protocol/differences.md`.

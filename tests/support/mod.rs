@@ -340,6 +340,7 @@ pub fn start_with_progress(
         progress: Progress::new(Some(json!("t")), Outbox(tx), RequestGate::new()),
         log: Logger::none(),
         client: None,
+        ask: tmux_mcp::mcp::Asker::none(),
     };
     let call = svc.call_tool(tool, args, ctx).expect("tool exists");
     let handle = tokio::spawn(call);

@@ -18,12 +18,18 @@ use super::params::{
     ListParams, ReadResourceParams, ServerCapabilities, SetLevelParams, call_arguments,
     client_name, completion_request,
 };
-use super::{MAX_COMPLETIONS, Queued, RESOURCE_NOT_FOUND, negotiate};
+use super::{MAX_COMPLETIONS, Queued, RESOURCE_NOT_FOUND, SUPPORTED_VERSIONS, negotiate};
+use crate::mcp::ask::{Asker, Requests, declares_form};
 use crate::mcp::jsonrpc::{self, ErrorCode, Id, Incoming, Response, RpcError};
 use crate::mcp::{
     BoxFuture, CallContext, CallToolResult, LogLevel, Logger, Outbox, Progress, RequestGate,
     Service, ServiceError,
 };
+
+/// Why a call cannot ask the person of a session whose `initialize`
+/// declared no form elicitation.
+const NOT_DECLARED: &str =
+    "the MCP client did not declare the elicitation capability (form mode) in initialize";
 
 /// The reader's state: lifecycle, log level, in-flight calls and their tasks.
 pub(super) struct Server {
@@ -41,6 +47,11 @@ pub(super) struct Server {
     pub(super) shutdown: CancellationToken,
     /// Output room: a request's work starts only when its answer fits.
     pub(super) queued: Arc<Queued>,
+    /// Our requests to the client that wait for its answer.
+    pub(super) requests: Arc<Requests>,
+    /// How calls ask the person: able once `initialize` declared form
+    /// elicitation (revision 2025-06-18 or later).
+    pub(super) asker: Asker,
 }
 
 impl Server {
@@ -62,6 +73,8 @@ impl Server {
             tasks: JoinSet::new(),
             shutdown: CancellationToken::new(),
             queued,
+            requests: Arc::default(),
+            asker: Asker::unable(NOT_DECLARED),
         }
     }
 
@@ -81,9 +94,15 @@ impl Server {
                     Err(error) => self.outbox.send(Response::error(Some(id), error)),
                 }
             }
-            Ok(Incoming::Response { id }) => {
-                let id = id.map_or_else(|| "null".to_owned(), |id| id.to_string());
-                eprintln!("mcp: ignored a response (id {id}): this server sends no requests");
+            Ok(Incoming::Response { id, outcome }) => {
+                let delivered = match &id {
+                    Some(id) => self.requests.resolve(id, outcome),
+                    None => false,
+                };
+                if !delivered {
+                    let id = id.map_or_else(|| "null".to_owned(), |id| id.to_string());
+                    eprintln!("mcp: ignored a response (id {id}): no request of ours waits for it");
+                }
             }
         }
     }
@@ -240,6 +259,11 @@ impl Server {
         let result = serde_json::to_value(result).map_err(internal_error)?;
         self.version = Some(version);
         self.client = client_name(params.client_info.as_ref());
+        // Elicitation exists from 2025-06-18 on (the third of our revisions).
+        let has_elicitation = SUPPORTED_VERSIONS[..2].contains(&version);
+        if has_elicitation && declares_form(params.capabilities.as_ref()) {
+            self.asker = Asker::new(self.requests.clone(), self.outbox.clone());
+        }
         Ok(result)
     }
 
@@ -286,6 +310,7 @@ impl Server {
                 &self.service.implementation().name,
             ),
             client: era.client(&self.client),
+            ask: era.asker(&self.asker),
         };
         let service = &self.service;
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| {

@@ -20,7 +20,7 @@ use super::{
     ErrorCode, Id, LATEST_VERSION, RESOURCE_NOT_FOUND, RpcError, SUPPORTED_VERSIONS, Server,
     ServerCapabilities,
 };
-use crate::mcp::{BoxFuture, LogLevel, Logger, Outbox, Service};
+use crate::mcp::{Asker, BoxFuture, LogLevel, Logger, Outbox, Service};
 
 /// The stateless revision we serve.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -140,6 +140,18 @@ impl Era {
         match self {
             Era::Legacy => session.clone(),
             Era::Modern(modern) => modern.client.clone(),
+        }
+    }
+
+    /// How a call of this era asks the person: as the session's client
+    /// declared in `initialize` for legacy calls; a modern request cannot
+    /// be asked back on this path.
+    pub fn asker(&self, session: &Asker) -> Asker {
+        match self {
+            Era::Legacy => session.clone(),
+            Era::Modern(_) => Asker::unable(
+                "a 2026-07-28 request cannot be asked back on stdio (elicitation needs an initialize session that declared it)",
+            ),
         }
     }
 

@@ -66,6 +66,9 @@ pub(super) struct InitializeParams {
     /// Optional; only its `name` is kept, when it is a string.
     #[serde(default)]
     pub(super) client_info: Option<Value>,
+    /// Optional; only `elicitation` is read.
+    #[serde(default)]
+    pub(super) capabilities: Option<Value>,
 }
 
 /// `clientInfo.name`, when it is a string.

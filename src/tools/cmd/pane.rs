@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::config::Config;
+use crate::process::{self, Activity};
 use crate::tmux::{Command, PaneId};
 use crate::tools::error::pane_not_found;
 use crate::tools::shared::args::yes;
@@ -18,6 +19,7 @@ use crate::tools::shared::marks::{self, Made};
 use crate::tools::shared::models::{PaneInfo, PaneSnapshot};
 use crate::tools::shared::rows;
 use crate::tools::shared::shell::last::last_command;
+use crate::tools::shared::shell::state::is_shell;
 use crate::tools::shared::spawn::SpawnArgs;
 use crate::tools::toolsets::Toolset;
 use crate::tools::{
@@ -102,6 +104,8 @@ pub struct ListPanesArgs {
     filters: Option<Filters>,
     // As in list_sessions (no description: the catalog is budgeted).
     created_by: Option<String>,
+    /// Add pane_state.
+    states: Option<bool>,
 }
 
 async fn list_panes(
@@ -138,7 +142,43 @@ async fn list_panes(
     }
     let me = app.maker(&target, &ctx);
     marks::keep_made_by(&mut panes, args.created_by.as_deref(), &me);
-    filters::apply(panes, args.filters)
+    let mut panes = filters::apply(panes, args.filters)?;
+    if args.states == Some(true) {
+        add_states(&target, &mut panes).await;
+    }
+    Ok(panes)
+}
+
+/// Each pane's state from the process probe `wait_for_state` uses, all
+/// panes in one trip off the async threads. Where the probe sees only
+/// whether the process lives (a remote server, no `/proc`), tmux's view
+/// stands in: the foreground command a shell is `prompt`, else `running`.
+async fn add_states(target: &Target, panes: &mut [PaneInfo]) {
+    let local = target.hub.local_socket().is_some();
+    let pids: Vec<Option<u32>> = panes
+        .iter()
+        .map(|p| p.pane_pid.as_deref().and_then(|pid| pid.parse().ok()))
+        .map(|pid: Option<u32>| pid.filter(|pid| local && *pid != 0))
+        .collect();
+    let probes = tokio::task::spawn_blocking(move || {
+        pids.into_iter()
+            .map(|pid| pid.map(process::probe))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap_or_default();
+    for (n, pane) in panes.iter_mut().enumerate() {
+        let probe = probes.get(n).cloned().flatten();
+        let activity = match probe {
+            Some(probe) if probe.observable != process::OBSERVE_EXITED => probe.activity,
+            Some(probe) if probe.activity == Activity::Exited => Activity::Exited,
+            _ => match pane.pane_current_command.as_deref() {
+                Some(command) if is_shell(command) => Activity::Prompt,
+                _ => Activity::Running,
+            },
+        };
+        pane.pane_state = Some(activity.as_str());
+    }
 }
 
 async fn get_pane_info(Call { app, target, .. }: Call, args: PaneArgs) -> ToolResult<PaneInfo> {

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use crate::config::Config;
 use crate::tmux::socket::{SocketSpec, socket_dir};
 use crate::tmux::{Command, TmuxError};
+use crate::tools::shared::confirm;
 use crate::tools::shared::filters::{self, Filters};
 use crate::tools::shared::guard::Doomed;
 use crate::tools::shared::lookup::{self, SessionArgs, SessionSel};
@@ -24,7 +25,7 @@ use crate::tools::{
     ToolResult, Untargeted,
 };
 
-pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
+pub fn register(tools: &mut Vec<ToolDef>, config: &Config) {
     tools.push(
         ToolDef::new(
             "list_sessions",
@@ -52,14 +53,17 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
         READ,
         list_servers,
     ));
-    tools.push(ToolDef::new(
-        "kill_server",
-        Toolset::Teardown,
-        "Kill tmux Server",
-        "Kill a tmux server and every session and process in it.",
-        DESTROY,
-        kill_server,
-    ));
+    tools.push(
+        ToolDef::new(
+            "kill_server",
+            Toolset::Teardown,
+            "Kill tmux Server",
+            "Kill a tmux server and every session and process in it.",
+            DESTROY,
+            kill_server,
+        )
+        .with_meta_if(config.confirm_teardown, confirm::listing_meta),
+    );
     tools.push(ToolDef::new(
         "get_session_info",
         Toolset::Inspect,
@@ -76,14 +80,17 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
         CREATE,
         create_session,
     ));
-    tools.push(ToolDef::new(
-        "kill_session",
-        Toolset::Teardown,
-        "Kill tmux Session",
-        "Kill a session and its processes; needs session_name or session_id.",
-        DESTROY,
-        kill_session,
-    ));
+    tools.push(
+        ToolDef::new(
+            "kill_session",
+            Toolset::Teardown,
+            "Kill tmux Session",
+            "Kill a session and its processes; needs session_name or session_id.",
+            DESTROY,
+            kill_session,
+        )
+        .with_meta_if(config.confirm_teardown, confirm::listing_meta),
+    );
     tools.push(ToolDef::new(
         "rename_session",
         Toolset::Manage,
@@ -261,8 +268,16 @@ async fn remote_servers(app: &App) -> Vec<ServerInfo> {
     servers
 }
 
-async fn kill_server(Call { app, target, .. }: Call, _: NoArgs) -> ToolResult<String> {
+async fn kill_server(Call { app, target, ctx }: Call, _: NoArgs) -> ToolResult<String> {
     app.refuse_self_harm(&target, Doomed::Server).await?;
+    if app.config.confirm_teardown {
+        let sessions = lookup::sessions(&target).await?.len();
+        let what = format!(
+            "{} and its {sessions} session(s)",
+            confirm::server_of(&target)
+        );
+        app.confirm_teardown(&ctx, &what).await?;
+    }
     // A one-shot process: our control clients die with the server.
     target.hub.run_oneshot(&Command::new("kill-server")).await?;
     // Drop the dead clients now, so the next call attaches afresh (or runs
@@ -337,7 +352,7 @@ async fn create_session(
     Ok(info)
 }
 
-async fn kill_session(Call { app, target, .. }: Call, args: SessionArgs) -> ToolResult<String> {
+async fn kill_session(Call { app, target, ctx }: Call, args: SessionArgs) -> ToolResult<String> {
     if !args.session.is_given() {
         return Err(ToolError::invalid(
             "Refusing to kill without an explicit target. Provide session_name or session_id.",
@@ -345,6 +360,16 @@ async fn kill_session(Call { app, target, .. }: Call, args: SessionArgs) -> Tool
     }
     let id = lookup::session_id_of(&target, &args.session).await?;
     app.refuse_self_harm(&target, Doomed::Session(id)).await?;
+    if app.config.confirm_teardown {
+        let session = lookup::session_by_id(&target, id).await?;
+        let what = format!(
+            "session {:?} ({id}, {} window(s)) of {}",
+            session.session_name.unwrap_or_default(),
+            session.window_count,
+            confirm::server_of(&target)
+        );
+        app.confirm_teardown(&ctx, &what).await?;
+    }
     // A one-shot process: if our control client sits in this session it is
     // detached by the kill, and its reply could be lost with it.
     target

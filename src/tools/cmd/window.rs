@@ -12,6 +12,7 @@ use crate::tmux::Command;
 use crate::tmux::layout;
 use crate::tmux::version::Features;
 use crate::tools::error::not_found;
+use crate::tools::shared::confirm;
 use crate::tools::shared::guard::Doomed;
 use crate::tools::shared::lookup::{self, SessionSel, WindowSel, WindowTarget};
 use crate::tools::shared::marks::{self, Made};
@@ -22,7 +23,7 @@ use crate::tools::{
     CHANGE, CREATE, Call, DESTROY, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult,
 };
 
-pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
+pub fn register(tools: &mut Vec<ToolDef>, config: &Config) {
     tools.push(ToolDef::new(
         "list_windows",
         Toolset::Inspect,
@@ -47,14 +48,17 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
         CREATE,
         create_window,
     ));
-    tools.push(ToolDef::new(
-        "kill_window",
-        Toolset::Teardown,
-        "Kill tmux Window",
-        "Kill a window and its panes' processes.",
-        DESTROY,
-        kill_window,
-    ));
+    tools.push(
+        ToolDef::new(
+            "kill_window",
+            Toolset::Teardown,
+            "Kill tmux Window",
+            "Kill a window and its panes' processes.",
+            DESTROY,
+            kill_window,
+        )
+        .with_meta_if(config.confirm_teardown, confirm::listing_meta),
+    );
     tools.push(ToolDef::new(
         "rename_window",
         Toolset::Manage,
@@ -195,10 +199,20 @@ pub struct KillWindowArgs {
     window_id: String,
 }
 
-async fn kill_window(Call { app, target, .. }: Call, args: KillWindowArgs) -> ToolResult<String> {
+async fn kill_window(Call { app, target, ctx }: Call, args: KillWindowArgs) -> ToolResult<String> {
     let id = lookup::window_id(&args.window_id)?;
-    lookup::window_by_id(&target, id).await?;
+    let window = lookup::window_by_id(&target, id).await?;
     app.refuse_self_harm(&target, Doomed::Window(id)).await?;
+    if app.config.confirm_teardown {
+        let what = format!(
+            "window {:?} ({id}, {} pane(s)) of session {:?} on {}",
+            window.window_name.unwrap_or_default(),
+            window.pane_count,
+            window.session_name.unwrap_or_default(),
+            confirm::server_of(&target)
+        );
+        app.confirm_teardown(&ctx, &what).await?;
+    }
     // The hub runs the kill in a process of its own and forgets a client of
     // ours whose session went with the window.
     target.run(Command::new("kill-window").target(id)).await?;

@@ -5,6 +5,7 @@
 //!   the lookups that resolve them; [`caller`]: who this MCP server is in
 //!   tmux; [`guard`]: the self-harm guard of destructive tools; [`scope`]:
 //!   what `TMUX_MCP_SCOPE` leaves out, fenced once per call;
+//!   [`confirm`]: asking the person before a teardown;
 //! - [`models`] and [`rows`]: the result models and their tmux fields;
 //!   [`filters`]: the reference's list filters;
 //! - [`args`]: argument values several tools check the same way;
@@ -23,6 +24,7 @@ pub mod attach;
 pub mod bounded;
 pub mod caller;
 pub mod capture;
+pub mod confirm;
 pub mod cursor;
 pub mod filters;
 pub mod guard;

@@ -103,6 +103,9 @@ pub struct PaneInfo {
     /// Shell command a person runs to watch this pane read-only (create and info results only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attach: Option<String>,
+    /// prompt, input, secret, running or exited (list_panes with states=true only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pane_state: Option<&'static str>,
 }
 
 impl PaneInfo {

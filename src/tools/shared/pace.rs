@@ -167,6 +167,7 @@ mod tests {
             progress: Progress::new(token, Outbox(tx), RequestGate::new()),
             log: Logger::none(),
             client: None,
+            ask: crate::mcp::Asker::none(),
         };
         (ctx, rx)
     }
