@@ -101,7 +101,7 @@ fn buffer_error(command: &str, name: &str, e: TmuxError) -> ToolError {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct LoadBufferArgs {
-    /// Text to stage (not empty).
+    // (no schema text) Text to stage (not empty).
     content: String,
     /// Short label: 1-64 of A-Z a-z 0-9 _ . - (default 'buf').
     logical_name: Option<String>,

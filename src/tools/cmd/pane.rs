@@ -273,7 +273,7 @@ async fn split_window(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct KillPaneArgs {
-    /// Pane ID (e.g. '%1').
+    // (no schema text) Pane ID (e.g. '%1').
     pane_id: String,
 }
 
@@ -289,11 +289,11 @@ async fn kill_pane(Call { app, target, .. }: Call, args: KillPaneArgs) -> ToolRe
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SendKeysArgs {
-    /// Text or key names to send.
+    // (no schema text) Text or key names to send.
     keys: String,
     #[serde(flatten)]
     pane: PaneSel,
-    /// Press Enter after the keys.
+    // (no schema text) Press Enter after the keys.
     #[serde(default = "yes")]
     enter: bool,
     /// Send verbatim; false reads key names such as C-c, Escape.
@@ -321,7 +321,7 @@ pub struct CapturePaneArgs {
     pane: PaneSel,
     /// First line: 0 is the screen's top, negative scrollback.
     start: Option<i64>,
-    /// Last line (same numbering as start).
+    // (no schema text) Last line (same numbering as start).
     end: Option<i64>,
     /// Keep the last N lines; null: all.
     #[serde(default, deserialize_with = "bounded::explicit")]

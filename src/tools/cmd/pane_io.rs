@@ -348,7 +348,7 @@ async fn clear_pane(target: Target, args: PaneArgs) -> ToolResult<String> {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RespawnPaneArgs {
-    /// Pane ID (e.g. '%1').
+    // (no schema text) Pane ID (e.g. '%1').
     pane_id: String,
     /// Kill the running process; false works on a dead pane only.
     #[serde(default = "yes")]
@@ -474,7 +474,7 @@ pub struct SearchPanesArgs {
     match_case: bool,
     /// First line: 0 is the screen's top, negative scrollback.
     content_start: Option<i64>,
-    /// Last line (same numbering).
+    // (no schema text) Last line (same numbering).
     content_end: Option<i64>,
     /// Last N matching lines kept per pane.
     #[serde(default = "default_lines_per_pane")]

@@ -96,9 +96,9 @@ async fn window_panes(target: &Target, window: WindowId) -> ToolResult<Vec<PaneI
 pub struct ResizePaneArgs {
     #[serde(flatten)]
     pane: PaneSel,
-    /// New height in lines.
+    // (no schema text) New height in lines.
     height: Option<i64>,
-    /// New width in columns.
+    // (no schema text) New width in columns.
     width: Option<i64>,
     /// true: this pane fills its window; false: unzoom. Not with height/width.
     zoom: Option<bool>,

@@ -49,7 +49,7 @@ const DEFAULT_OUTPUT_BYTES: usize = 8 * 1024;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RunCommandArgs {
-    /// The shell command to run.
+    // (no schema text) The shell command to run.
     command: String,
     #[serde(flatten)]
     pane: PaneSel,

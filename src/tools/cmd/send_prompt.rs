@@ -60,7 +60,7 @@ pub struct SendPromptArgs {
     text: String,
     #[serde(flatten)]
     pane: PaneSel,
-    /// Then press Enter (checked).
+    // (no schema text) Then press Enter (checked).
     #[serde(default = "yes")]
     submit: bool,
     /// Seconds for the program to be ready.

@@ -294,7 +294,7 @@ async fn get_session_info(target: Target, args: SessionArgs) -> ToolResult<Sessi
 pub struct CreateSessionArgs {
     /// Name of the new session (no '.' or ':'). Default: tmux picks one.
     session_name: Option<String>,
-    /// Name of its first window.
+    // (no schema text) Name of its first window.
     window_name: Option<String>,
     /// Width in cells.
     x: Option<u32>,

@@ -146,7 +146,7 @@ pub enum Placement {
 pub struct CreateWindowArgs {
     #[serde(flatten)]
     session: SessionSel,
-    /// Name of the new window.
+    // (no schema text) Name of the new window.
     window_name: Option<String>,
     /// Make it the session's current window.
     #[serde(default)]
@@ -195,7 +195,7 @@ async fn create_window(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct KillWindowArgs {
-    /// Window ID (e.g. '@1').
+    // (no schema text) Window ID (e.g. '@1').
     window_id: String,
 }
 
@@ -230,7 +230,7 @@ fn window_in_session(window: &WindowInfo) -> String {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RenameWindowArgs {
-    /// New window name.
+    // (no schema text) New window name.
     new_name: String,
     #[serde(flatten)]
     window: WindowTarget,
@@ -318,7 +318,7 @@ async fn select_window(target: Target, args: SelectWindowArgs) -> ToolResult<Win
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SelectLayoutArgs {
-    /// A name or a layout string.
+    // (no schema text) A name or a layout string.
     layout: String,
     #[serde(flatten)]
     window: WindowTarget,
@@ -366,9 +366,9 @@ async fn select_layout(target: Target, args: SelectLayoutArgs) -> ToolResult<Win
 pub struct ResizeWindowArgs {
     #[serde(flatten)]
     window: WindowTarget,
-    /// New height in cells.
+    // (no schema text) New height in cells.
     height: Option<i64>,
-    /// New width in cells.
+    // (no schema text) New width in cells.
     width: Option<i64>,
 }
 

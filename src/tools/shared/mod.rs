@@ -14,7 +14,8 @@
 //!   [`keys`]: typing into a pane; [`person`]: what the person at the
 //!   terminal is owed first (passwords, the floor);
 //! - following a pane's output: [`observe`] (`Watch`), [`pace`] (how a
-//!   wait sleeps and reports progress), [`cursor`], [`tail`];
+//!   wait sleeps and reports progress), [`cursor`], [`tail`], [`since`]
+//!   (where a wait starts);
 //! - [`bounded`] and [`capture`]: every result's bounds;
 //! - [`shell`]: typing a command into a shell and reading its output and
 //!   status back (run_command's machinery, and the last command of a pane).
