@@ -41,6 +41,8 @@ Environment (the names of libtmux-mcp, so settings carry over):
                                  (default: refused, and the person is told)
   TMUX_MCP_HUMAN_QUIET_MS        agent input waits while a person typed this
                                  recently in the pane's window (default 1500; 0: off)
+  TMUX_MCP_ATTENTION_OPTIONS     pane user options wait_for_attention reports as
+                                 status (default @status,@agent_status,@claude_status)
   FASTMCP_LOG_LEVEL              WARNING or above: no audit line per call on stderr
   TMUX_MCP_HOSTS                 remote hosts a call may reach, ALIAS=DESTINATION,...
                                  (ssh destinations); socket_name ALIAS:NAME is the

@@ -37,6 +37,9 @@ pub struct Config {
     pub audit: bool,
     /// The remote hosts a call may reach (`TMUX_MCP_HOSTS`, `TMUX_MCP_SSH`).
     pub hosts: Hosts,
+    /// The pane user options `wait_for_attention` follows
+    /// (`TMUX_MCP_ATTENTION_OPTIONS`, comma-separated).
+    pub attention_options: Vec<String>,
     pub limits: Limits,
 }
 
@@ -160,6 +163,7 @@ impl Config {
                 ["WARNING", "ERROR", "CRITICAL"].contains(&l.trim().to_uppercase().as_str())
             }),
             hosts,
+            attention_options: attention_options(var("TMUX_MCP_ATTENTION_OPTIONS"))?,
             limits: Limits {
                 idle_detach: idle_detach(var("TMUX_MCP_IDLE_DETACH_SECONDS"))?,
                 streaming_clients: streaming_clients(var("TMUX_MCP_STREAMING_CLIENTS"))?,
@@ -170,6 +174,31 @@ impl Config {
         };
         Ok((config, warnings))
     }
+}
+
+/// The user options agents announce themselves in, by default.
+pub const ATTENTION_OPTIONS: [&str; 3] = ["@status", "@agent_status", "@claude_status"];
+
+/// `TMUX_MCP_ATTENTION_OPTIONS`: pane user options (`@name`, letters,
+/// digits, `_` and `-`), comma-separated, at most 16.
+fn attention_options(text: Option<String>) -> anyhow::Result<Vec<String>> {
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        return Ok(ATTENTION_OPTIONS.map(String::from).to_vec());
+    };
+    let names: Vec<String> = text.split(',').map(|n| n.trim().to_owned()).collect();
+    let good = |n: &String| {
+        n.len() > 1
+            && n.starts_with('@')
+            && n[1..]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    if names.len() > 16 || !names.iter().all(good) {
+        bail!(
+            "TMUX_MCP_ATTENTION_OPTIONS must be up to 16 comma-separated user options such as @status, not {text:?}"
+        );
+    }
+    Ok(names)
 }
 
 const WAIT_MAX_DEFAULT: f64 = 30.0;

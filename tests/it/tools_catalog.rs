@@ -78,6 +78,7 @@ fn every_tool_is_fully_described() {
             || name == "wait_for_text"
             || name == "wait_for_state"
             || name == "wait_for_command"
+            || name == "wait_for_attention"
             || name == "call_read_tools_batch";
         assert_eq!(read_only, reads, "{name}: readOnlyHint must tell the truth");
     }
@@ -209,6 +210,7 @@ const WAVE_TOOLS: &[&str] = &[
     "wait_for_command",
     "list_commands",
     "stop_command",
+    "wait_for_attention",
 ];
 
 /// The whole catalog is what an agent pays before doing anything: with
@@ -242,7 +244,9 @@ fn the_tool_list_stays_small() {
         before <= 27_000,
         "the reference's tools cost {before} bytes"
     );
-    assert!(all <= 28_000, "the model-visible catalog is {all} bytes");
+    // Issue 21's new tools (send_prompt, wait_for_attention) are allowed
+    // 2,000 bytes on top of those: 28,600 in all with this wave's.
+    assert!(all <= 28_600, "the model-visible catalog is {all} bytes");
 }
 
 /// Defaults changed on purpose, each listed in `protocol/differences.md`.

@@ -32,6 +32,7 @@ pub mod models;
 pub mod observe;
 pub mod pace;
 pub mod person;
+pub mod probe;
 pub mod rows;
 pub mod shell;
 pub mod spawn;
