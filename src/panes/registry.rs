@@ -57,6 +57,8 @@ pub struct PaneState {
     pub listen: Option<Box<Listen>>,
     /// When the last output was recorded.
     pub last_output: Option<std::time::Instant>,
+    /// tmux paused the pane's output (a flood): it is not quiet.
+    pub paused: bool,
 }
 
 impl Pane {
@@ -156,6 +158,7 @@ impl Panes {
                 orphaned: false,
                 listen: None,
                 last_output: None,
+                paused: false,
             }),
             signal: watch::channel(0).0,
         });
@@ -241,6 +244,15 @@ impl Panes {
             self.attention
                 .push(pane, Reason::Status, &detail, unix_ms());
         }
+    }
+
+    /// tmux paused (`true`) or resumed `pane`'s output: a gap, and a pane
+    /// that is not quiet while paused.
+    pub fn paused(&self, pane: PaneId, paused: bool) {
+        if let Some(p) = self.get(pane) {
+            p.lock().paused = paused;
+        }
+        self.gap(pane);
     }
 
     /// tmux paused or resumed `pane`'s output: some of it may be missing.

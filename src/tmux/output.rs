@@ -32,7 +32,8 @@ impl Observer for Panes {
     fn event(&self, session: SessionId, event: &Event) {
         match event {
             Event::Output { pane, data } => self.output(session, *pane, data),
-            Event::Pause(pane) | Event::Continue(pane) => self.gap(*pane),
+            Event::Pause(pane) => self.paused(*pane, true),
+            Event::Continue(pane) => self.paused(*pane, false),
             Event::LayoutChange { .. }
             | Event::WindowClose(_)
             | Event::UnlinkedWindowClose(_)

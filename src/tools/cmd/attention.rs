@@ -239,9 +239,11 @@ impl Sentry {
         let due = self.next_probe(points).is_some_and(|at| now >= at);
         // A program blocked writing to a full terminal sleeps where a
         // reader does: the probe is believed only once output settled.
-        let settled = self
-            .spell
-            .is_none_or(|spell| now.saturating_duration_since(spell) >= SETTLE[0]);
+        // A pane tmux paused for a flood prints on.
+        let settled = !self.watch.pane().lock().paused
+            && self
+                .spell
+                .is_none_or(|spell| now.saturating_duration_since(spell) >= SETTLE[0]);
         if (force || due) && settled {
             let probe = if self.watch.dead_at_start {
                 crate::process::Probe::exited()
