@@ -46,6 +46,8 @@ Environment (the names of libtmux-mcp, so settings carry over):
                                  or owned (only what it made)
   TMUX_MCP_CONFIRM               teardown: kill_server/_session/_window ask the
                                  person first (MCP elicitation), else refuse
+  TMUX_MCP_ATTENTION_OPTIONS     pane user options wait_for_attention reports as
+                                 status (default @status,@agent_status,@claude_status)
   FASTMCP_LOG_LEVEL              WARNING or above: no audit line per call on stderr
   TMUX_MCP_HOSTS                 remote hosts a call may reach, ALIAS=DESTINATION,...
                                  (ssh destinations); socket_name ALIAS:NAME is the

@@ -42,6 +42,9 @@ pub struct Config {
     /// `TMUX_MCP_CONFIRM=teardown`: kill_server, kill_session and
     /// kill_window ask the person first (MCP elicitation), and fail closed.
     pub confirm_teardown: bool,
+    /// The pane user options `wait_for_attention` follows
+    /// (`TMUX_MCP_ATTENTION_OPTIONS`, comma-separated).
+    pub attention_options: Vec<String>,
     pub limits: Limits,
 }
 
@@ -167,6 +170,7 @@ impl Config {
             hosts,
             scope: Scope::parse(var("TMUX_MCP_SCOPE"))?,
             confirm_teardown: confirm(var("TMUX_MCP_CONFIRM"))?,
+            attention_options: attention_options(var("TMUX_MCP_ATTENTION_OPTIONS"))?,
             limits: Limits {
                 idle_detach: idle_detach(var("TMUX_MCP_IDLE_DETACH_SECONDS"))?,
                 streaming_clients: streaming_clients(var("TMUX_MCP_STREAMING_CLIENTS"))?,
@@ -177,6 +181,31 @@ impl Config {
         };
         Ok((config, warnings))
     }
+}
+
+/// The user options agents announce themselves in, by default.
+pub const ATTENTION_OPTIONS: [&str; 3] = ["@status", "@agent_status", "@claude_status"];
+
+/// `TMUX_MCP_ATTENTION_OPTIONS`: pane user options (`@name`, letters,
+/// digits, `_` and `-`), comma-separated, at most 16.
+fn attention_options(text: Option<String>) -> anyhow::Result<Vec<String>> {
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        return Ok(ATTENTION_OPTIONS.map(String::from).to_vec());
+    };
+    let names: Vec<String> = text.split(',').map(|n| n.trim().to_owned()).collect();
+    let good = |n: &String| {
+        n.len() > 1
+            && n.starts_with('@')
+            && n[1..]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    if names.len() > 16 || !names.iter().all(good) {
+        bail!(
+            "TMUX_MCP_ATTENTION_OPTIONS must be up to 16 comma-separated user options such as @status, not {text:?}"
+        );
+    }
+    Ok(names)
 }
 
 const WAIT_MAX_DEFAULT: f64 = 30.0;

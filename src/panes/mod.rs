@@ -6,6 +6,7 @@
 //! and where the bell rang ([`bell`]). Nothing here knows tmux.
 
 pub mod anchor;
+pub mod attention;
 pub mod bell;
 pub mod follow;
 pub mod lines;

@@ -17,8 +17,20 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use tokio::sync::watch;
 
 use super::anchor::Anchor;
+use super::attention::{FEED_EVENTS, Feed, Heard, Listen, Reason};
 use super::ring::Ring;
 use crate::ids::{PaneId, SessionId};
+
+/// Output after this much silence starts a new quiet spell: the attention
+/// feed is nudged so a waiter schedules the spell's settle points.
+const NEW_SPELL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Milliseconds since 1970, as attention events carry them.
+pub fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
 
 /// One watched pane.
 pub struct Pane {
@@ -42,6 +54,12 @@ pub struct PaneState {
     pub structure: u64,
     /// The streaming client went away: output may have been missed since.
     pub orphaned: bool,
+    /// Armed for attention: the bell and notifications are listened for.
+    pub listen: Option<Box<Listen>>,
+    /// When the last output was recorded.
+    pub last_output: Option<std::time::Instant>,
+    /// tmux paused the pane's output (a flood): it is not quiet.
+    pub paused: bool,
 }
 
 impl Pane {
@@ -96,6 +114,10 @@ pub struct Panes {
     max_panes: usize,
     panes: Mutex<HashMap<PaneId, Arc<Pane>>>,
     inputs: Mutex<HashMap<PaneId, InputMark>>,
+    /// What needs attention, across the armed panes.
+    attention: Feed,
+    /// The last value of each watched user option of each armed pane.
+    status: Mutex<HashMap<(PaneId, String), String>>,
 }
 
 /// Recording numbers, unique across server processes too (a cursor names
@@ -115,6 +137,8 @@ impl Panes {
             max_panes: max_panes.max(1),
             panes: Mutex::new(HashMap::new()),
             inputs: Mutex::new(HashMap::new()),
+            attention: Feed::new(EPOCH.fetch_add(1, Ordering::Relaxed), FEED_EVENTS),
+            status: Mutex::new(HashMap::new()),
         }
     }
 
@@ -171,6 +195,9 @@ impl Panes {
                 session,
                 structure: 0,
                 orphaned: false,
+                listen: None,
+                last_output: None,
+                paused: false,
             }),
             signal: watch::channel(0).0,
         });
@@ -186,6 +213,8 @@ impl Panes {
     /// Output of `pane` read by `session`'s control client.
     pub fn output(&self, session: SessionId, pane: PaneId, data: &[u8]) {
         let Some(pane) = self.get(pane) else { return };
+        let mut heard = Vec::new();
+        let mut spell = false;
         {
             let mut state = pane.lock();
             if state.session != session {
@@ -193,15 +222,87 @@ impl Panes {
                 // window streams it too; count each byte once.
                 return;
             }
+            let at = state.ring.end();
             state.ring.append(data);
+            if let Some(listen) = &mut state.listen {
+                listen.feed(at, data, &mut heard);
+                let now = std::time::Instant::now();
+                spell = state
+                    .last_output
+                    .is_none_or(|last| now.duration_since(last) >= NEW_SPELL);
+                state.last_output = Some(now);
+            }
         }
         pane.bump();
+        let at_ms = unix_ms();
+        for h in &heard {
+            match h {
+                Heard::Bell => self.attention.push(pane.id, Reason::Bell, "", at_ms),
+                Heard::Notify(text) => self.attention.push(pane.id, Reason::Notify, text, at_ms),
+            }
+        }
+        if spell && heard.is_empty() {
+            self.attention.nudge();
+        }
+    }
+
+    /// The server's attention feed.
+    pub fn attention(&self) -> &Feed {
+        &self.attention
+    }
+
+    /// Listens to the pane's stream for attention (it must be watched).
+    pub fn arm(&self, id: PaneId) {
+        if let Some(pane) = self.get(id) {
+            let mut state = pane.lock();
+            if state.listen.is_none() {
+                state.listen = Some(Box::default());
+            }
+        }
+    }
+
+    /// A watched user option of `pane` reads `value` now: an event when
+    /// it changed from the value known before (the first one known is
+    /// only remembered). Only armed panes are followed.
+    pub fn status(&self, pane: PaneId, option: &str, value: &str) {
+        let armed = self.get(pane).is_some_and(|p| p.lock().listen.is_some());
+        if !armed {
+            return;
+        }
+        let mut status = self.status.lock().expect("status lock");
+        // Bounded by the recordings: forget panes no longer watched.
+        if status.len() >= 8 * self.max_panes {
+            let panes = self.panes.lock().expect("panes lock");
+            status.retain(|(p, _), _| panes.contains_key(p));
+        }
+        let key = (pane, option.to_owned());
+        let old = status.insert(key, value.to_owned());
+        drop(status);
+        if old.is_some_and(|old| old != value) {
+            let detail = format!("{option}={value}");
+            self.attention
+                .push(pane, Reason::Status, &detail, unix_ms());
+        }
+    }
+
+    /// tmux paused (`true`) or resumed `pane`'s output: a gap, and a pane
+    /// that is not quiet while paused.
+    pub fn paused(&self, pane: PaneId, paused: bool) {
+        if let Some(p) = self.get(pane) {
+            p.lock().paused = paused;
+        }
+        self.gap(pane);
     }
 
     /// tmux paused or resumed `pane`'s output: some of it may be missing.
     pub fn gap(&self, pane: PaneId) {
         if let Some(pane) = self.get(pane) {
-            pane.lock().ring.mark_gap();
+            let mut state = pane.lock();
+            state.ring.mark_gap();
+            if let Some(listen) = &mut state.listen {
+                listen.reset();
+            }
+            drop(state);
             pane.bump();
         }
     }
@@ -213,12 +314,14 @@ impl Panes {
             pane.lock().structure += 1;
             pane.bump();
         });
+        self.attention.nudge();
     }
 
     /// `session`'s control client went away: what it streamed may have
     /// gaps from now on, until a new client streams it.
     pub fn client_gone(&self, session: SessionId) {
         self.each(|pane| pane.orphan_if(|state| state.session == session));
+        self.attention.nudge();
         // Recordings nobody follows any more are released with the client
         // (it detaches when nothing was watched for the idle time): memory
         // is held only for panes that are streamed. A cursor into one reads

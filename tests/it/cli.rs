@@ -124,7 +124,7 @@ fn tools_lists_each_tool_with_its_toolset() {
     assert_eq!(row("list_panes"), ["list_panes", "inspect", "on"]);
     assert_eq!(row("kill_pane"), ["kill_pane", "teardown", "off"]);
     assert_eq!(row("send_keys"), ["send_keys", "execute", "off"]);
-    assert!(out.contains("52 of 59 tools served"), "{out}");
+    assert!(out.contains("53 of 60 tools served"), "{out}");
 }
 
 #[test]

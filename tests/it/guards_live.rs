@@ -59,7 +59,7 @@ async fn bad_arguments_to_every_tool_are_refused_and_change_nothing() {
     hold_names(&tmux);
     let before = state(&tmux);
     let tools = svc.tools();
-    assert_eq!(tools.len(), 59);
+    assert_eq!(tools.len(), 60);
     for tool in &tools {
         let name = tool["name"].as_str().unwrap();
         let schema = &tool["inputSchema"];

@@ -17,6 +17,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod attention_live;
 mod batch_live;
 mod bounds_live;
 mod channels_live;

@@ -379,6 +379,9 @@ impl Soak {
             "wait_for_state" => {
                 json!({ "pane_id": pane, "states": ["prompt", "idle"], "idle_ms": 100, "timeout": 0.3 })
             }
+            "wait_for_attention" => {
+                json!({ "window_id": window, "reasons": ["bell", "notify", "exited", "idle"], "idle_ms": 100, "timeout": 0.3 })
+            }
             "run_command" => {
                 let shell = self.shell_pane();
                 json!({ "pane_id": shell.pane, "command": "echo soak-run", "timeout": 3 })

@@ -289,6 +289,13 @@ async def scenario(s, client):
     # wait_for_state: the shell is back at its prompt after the echo.
     await s.call("wait_for_state", {"pane_id": pane, "states": ["prompt"], "timeout": 10},
                  lambda v: expect(v["state"] == "prompt" and v["found"], f"got {v}"))
+    # wait_for_attention: armed by a first short call, then the pane rings
+    # its bell (printf in its shell); the next call, from its token, has it.
+    armed = await s.call("wait_for_attention", {"pane_ids": [pane], "reasons": ["bell"], "timeout": 0.2})
+    since = (armed or {}).get("since")
+    await s.call("send_keys", {"pane_id": pane, "keys": "printf '\\a'", "enter": True})
+    await s.call("wait_for_attention", {"pane_ids": [pane], "reasons": ["bell"], "since": since, "timeout": 10},
+                 lambda v: expect(any(e["reason"] == "bell" for e in v["events"]), f"got {v}"))
     pipe_file = os.path.join(tempfile.gettempdir(), f"tmuxmcp-sdk-{os.getpid()}.log")
     await s.call("pipe_pane", {"pane_id": pane, "output_path": pipe_file, "append": False})
     await s.call("pipe_pane", {"pane_id": pane})

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use crate::config::Config;
 use crate::tools::tool::{Catalog, ToolDef};
 
+pub mod attention;
 pub mod batch;
 pub mod buffers;
 pub mod channel;
@@ -47,6 +48,7 @@ pub fn catalog(config: &Config) -> Catalog {
     send_prompt::register(&mut tools, config);
     wait::register(&mut tools, config);
     wait_state::register(&mut tools, config);
+    attention::register(&mut tools, config);
     run::register(&mut tools, config);
     commands::register(&mut tools, config);
     since::register(&mut tools, config);

@@ -10,7 +10,7 @@
 //! signal (output, gaps, structural events such as a closed window), on
 //! the end of the pane's process and of the foreground process (pidfds,
 //! [`ExitWatch`]), and on one timer: the next settle point of the current
-//! quiet spell. The process probe ([`process::probe`]) runs at entry, at
+//! quiet spell. The process probe ([`crate::process::probe`]) runs at entry, at
 //! each settle point ([`SETTLE`] and `idle_ms` after the last output) and
 //! when a watched process ends; never on a free-running timer, so a quiet
 //! pane costs nothing once its settle points have passed.
@@ -44,12 +44,13 @@ use tokio::time::Instant;
 
 use crate::config::Config;
 use crate::panes::{BellScanner, LineView};
-use crate::process::{self, Activity, ExitWatch, Probe, Prober};
+use crate::process::{Activity, ExitWatch, Probe, Prober};
 use crate::tmux::PaneId;
 use crate::tools::shared::args::{default_wait_timeout, seconds};
-use crate::tools::shared::lookup::{PaneSel, pane_now};
+use crate::tools::shared::lookup::PaneSel;
 use crate::tools::shared::observe::{MAX_LINE, Watch, watch_pane};
 use crate::tools::shared::pace::{Pace, Woke};
+use crate::tools::shared::probe::{SETTLE, ended, foreground_watch, probe_pane, with_tmux_command};
 use crate::tools::shared::shell::typed::is_plumbing;
 use crate::tools::shared::since::{self, Earlier, Since};
 use crate::tools::shared::tail::{TailBuf, bounded_tail};
@@ -69,15 +70,6 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
         .with_own_wait_ceiling(),
     );
 }
-
-/// Quiet spells after the last output at which the probe runs (besides
-/// `idle_ms`): soon after a prompt or question is printed, then twice more
-/// for a program slow to reach its read.
-pub const SETTLE: [Duration; 3] = [
-    Duration::from_millis(20),
-    Duration::from_millis(100),
-    Duration::from_millis(500),
-];
 
 // A state `wait_for_state` can wait for. No doc comments here: the
 // schema stays a bare string enum (the catalog is what a model pays).
@@ -351,13 +343,6 @@ enum Wake {
     ProcessEnded,
 }
 
-async fn ended(watch: Option<&ExitWatch>) {
-    match watch {
-        Some(w) => w.exited().await,
-        None => std::future::pending().await,
-    }
-}
-
 /// The pane's own output since the call began, for the bell and the tail.
 struct Stream {
     cursor: u64,
@@ -396,83 +381,6 @@ impl Stream {
         });
         self.bytes += info.bytes;
         (info.bytes, rang)
-    }
-}
-
-/// Probes off the async threads (a probe reads /proc: a few files, or
-/// with a command running, now and then one per process). `None` (no pid,
-/// or a dead pane whose pid may be another process's by now) is exited.
-async fn probe_pane(prober: &mut Option<Prober>) -> Probe {
-    let Some(mut p) = prober.take() else {
-        return Probe::exited();
-    };
-    match tokio::task::spawn_blocking(move || (p.probe(), p)).await {
-        Ok((probe, p)) => {
-            *prober = Some(p);
-            probe
-        }
-        // A probe never panics; were it to, the pane reads as exited.
-        Err(_) => Probe::exited(),
-    }
-}
-
-/// Where the OS says nothing but that the process lives (no `/proc`, or
-/// a pane on another host), what tmux says: the foreground command
-/// (`pane_current_command`) is the pane's shell (`default-shell`) at a
-/// prompt, anything else runs. On another host, the pane's terminal read
-/// there (`stty` over the same ssh connection) tells a password prompt.
-async fn with_tmux_command(target: &Target, id: PaneId, probe: Probe) -> Probe {
-    if probe.observable != process::OBSERVE_EXITED || probe.activity == Activity::Exited {
-        return probe;
-    }
-    let Ok(Some(now)) = pane_now(target, id).await else {
-        return probe;
-    };
-    if now.dead {
-        return Probe::exited();
-    }
-    let mut probe = from_command(&now.command, &now.shell);
-    if let Some(host) = target.hub.ssh_host().filter(|_| !now.tty.is_empty()) {
-        let timeout = target.hub.limits().tmux_command_timeout;
-        if let Ok(Some(mode)) = host.terminal_mode(&now.tty, timeout).await {
-            probe.observable = process::OBSERVE_REMOTE;
-            if mode.is_secret() {
-                probe.activity = Activity::Secret;
-            }
-        }
-    }
-    probe
-}
-
-/// The activity tmux's view gives: `command` is the foreground process's
-/// name, `shell` the path of the shell panes start (a login shell's name
-/// may carry a leading `-`).
-fn from_command(command: &str, shell: &str) -> Probe {
-    let shell = shell.rsplit('/').next().unwrap_or(shell);
-    let at_prompt = !command.is_empty() && command.trim_start_matches('-') == shell;
-    Probe {
-        activity: if at_prompt {
-            Activity::Prompt
-        } else {
-            Activity::Running
-        },
-        foreground_pid: None,
-        foreground_command: (!command.is_empty()).then(|| command.to_owned()),
-        observable: process::OBSERVE_COMMAND,
-    }
-}
-
-/// The exit watch on the foreground process `probe` names, kept when it
-/// is the same process.
-fn foreground_watch(
-    current: Option<(u32, ExitWatch)>,
-    probe: &Probe,
-    pane_pid: u32,
-) -> Option<(u32, ExitWatch)> {
-    let pid = probe.foreground_pid.filter(|p| *p != pane_pid)?;
-    match current {
-        Some((old, watch)) if old == pid => Some((old, watch)),
-        _ => ExitWatch::new(pid).map(|w| (pid, w)),
     }
 }
 
@@ -739,6 +647,7 @@ pub(super) async fn wait_for_state(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::process;
 
     fn probe(activity: Activity) -> Probe {
         Probe {
@@ -849,21 +758,6 @@ mod tests {
         assert_eq!(t.verdict(t0), None);
         t.probed(probe(Activity::Input), ms(20));
         assert_eq!(t.verdict(ms(20)), Some(PaneState::Input));
-    }
-
-    #[test]
-    fn without_proc_tmux_says_whether_the_shell_holds_the_pane() {
-        let at_prompt = from_command("-zsh", "/bin/zsh");
-        assert_eq!(at_prompt.activity, Activity::Prompt);
-        assert_eq!(at_prompt.foreground_command.as_deref(), Some("-zsh"));
-        assert_eq!(
-            from_command("bash", "/usr/local/bin/bash").activity,
-            Activity::Prompt
-        );
-        let running = from_command("make", "/bin/bash");
-        assert_eq!(running.activity, Activity::Running);
-        assert_eq!(running.observable, process::OBSERVE_COMMAND);
-        assert_eq!(from_command("", "/bin/sh").activity, Activity::Running);
     }
 
     #[test]

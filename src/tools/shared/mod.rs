@@ -36,6 +36,7 @@ pub mod models;
 pub mod observe;
 pub mod pace;
 pub mod person;
+pub mod probe;
 pub mod rows;
 pub mod scope;
 pub mod shell;

@@ -1,0 +1,624 @@
+//! `wait_for_attention`: one wait across every pane of a scope (a
+//! session, a window, a list of panes, or the whole server) that returns
+//! as soon as one needs the agent, with every event since the caller's
+//! `since` token.
+//!
+//! Events go to the server's feed ([`crate::panes::attention`]), not to
+//! the call: the bell and notifications (OSC 9, 99, 777) are found in the
+//! pane's stream as it is recorded, and a watched user option's change
+//! arrives as a `%subscription-changed` of the client streaming the
+//! pane's session (tmux checks subscriptions once a second). What the
+//! process probe says (`input`, `prompt`, `exited`, `idle`) is the call's
+//! to find: it probes a pane at the settle points of its quiet spells, as
+//! `wait_for_state` does, and records transitions: a program that starts
+//! reading the terminal (`input`; a password prompt says `secret` in the
+//! detail), a shell back at its prompt after running something
+//! (`prompt`), a process that ended (`exited`), silence of `idle_ms` after
+//! output (`idle`, only when asked for).
+//!
+//! The panes stay armed for [`LINGER`] after a call returns (streamed,
+//! their stream listened to), so events between two calls are kept; the
+//! next call probes each kept pane once at entry, so a change of state in
+//! between is reported then. A pane first armed while it already waits
+//! for input or has exited reports that at once; one at its prompt does
+//! not (nothing ran).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+use crate::config::Config;
+use crate::panes::attention::{Event, Reason};
+use crate::panes::registry::unix_ms;
+use crate::process::{Activity, Prober};
+use crate::tmux::output::STATUS_SUBSCRIPTION;
+use crate::tmux::{Command, PaneId, SessionId, WindowId};
+use crate::tools::shared::args::{default_wait_timeout, seconds};
+use crate::tools::shared::lookup::{self, PaneScope, SessionSel};
+use crate::tools::shared::observe::Watch;
+use crate::tools::shared::pace::{Pace, Woke};
+use crate::tools::shared::probe::{SETTLE, probe_pane, with_tmux_command};
+use crate::tools::toolsets::Toolset;
+use crate::tools::{Call, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
+
+pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
+    tools.push(
+        ToolDef::new(
+            "wait_for_attention",
+            Toolset::Inspect,
+            "Wait For Attention",
+            "Wait until any pane in scope needs you; pass back since.",
+            READ,
+            wait_for_attention,
+        )
+        .with_own_wait_ceiling(),
+    );
+}
+
+/// How long panes stay armed after the last call returned.
+pub const LINGER: Duration = Duration::from_secs(300);
+/// Most panes one call watches.
+pub const MAX_PANES: usize = 256;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WaitForAttentionArgs {
+    // (no schema text) Default: all but idle.
+    reasons: Option<Vec<Reason>>,
+    // (no schema text) The token of the last answer: its events are not repeated.
+    since: Option<String>,
+    #[serde(flatten)]
+    session: SessionSel,
+    window_id: Option<String>,
+    pane_ids: Option<Vec<String>>,
+    // (no schema text) Default 1000.
+    idle_ms: Option<i64>,
+    // (no schema text) Seconds to wait (capped by the server).
+    #[serde(default = "default_wait_timeout")]
+    timeout: f64,
+}
+
+/// Milliseconds without output that count as `idle` when none are given.
+const IDLE_MS: i64 = 1000;
+
+/// One thing a pane did that needs attention.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AttentionEvent {
+    pub pane_id: PaneId,
+    /// 'input', 'prompt', 'exited', 'bell', 'notify', 'status' or 'idle'.
+    pub reason: String,
+    /// The program (input, prompt), the notification's text, or `@option=value`.
+    pub detail: String,
+    /// When it was seen, in seconds since 1970.
+    pub time: f64,
+}
+
+/// The outcome of `wait_for_attention`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WaitForAttentionResult {
+    /// Oldest first; empty when the wait timed out.
+    pub events: Vec<AttentionEvent>,
+    /// Pass as `since` in the next call to get only what came after.
+    pub since: String,
+    /// Events after the given `since` that were no longer held (0: none lost).
+    pub dropped: i64,
+    /// How many panes were watched.
+    pub panes: i64,
+    pub elapsed_seconds: f64,
+    pub effective_timeout: f64,
+}
+
+/// The panes armed on one server, kept between calls.
+#[derive(Default)]
+struct Armed {
+    sentries: Mutex<HashMap<PaneId, Sentry>>,
+    /// Armed panes that closed, and where they were: their events still
+    /// belong to the scopes that held them.
+    departed: Mutex<HashMap<PaneId, Place>>,
+    /// Calls so far: the linger of an older call does not disarm.
+    calls: Mutex<u64>,
+}
+
+impl Armed {
+    /// Remembers a closed pane (bounded: the oldest are forgotten in bulk).
+    fn depart(&self, id: PaneId, place: Place) {
+        let mut departed = self.departed.lock().expect("departed lock");
+        if departed.len() >= MAX_DEPARTED {
+            departed.clear();
+        }
+        departed.insert(id, place);
+    }
+}
+
+/// Most closed panes remembered (the feed holds at most this many events).
+const MAX_DEPARTED: usize = crate::panes::attention::FEED_EVENTS;
+
+/// Where a pane was: its session and window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Place {
+    session: Option<SessionId>,
+    window: Option<WindowId>,
+}
+
+/// One armed pane: its watch, and what the probe said last.
+struct Sentry {
+    watch: Watch,
+    place: Place,
+    prober: Option<Prober>,
+    /// The activity last seen; `None` before the first look.
+    activity: Option<Activity>,
+    /// Its end was recorded.
+    gone: bool,
+    /// How much output was recorded when last looked at.
+    seen: u64,
+    /// The start of the current quiet spell (`None`: no output yet).
+    spell: Option<Instant>,
+    /// Settle points of this spell already probed.
+    passed: usize,
+    /// This spell's `idle` was recorded.
+    idled: bool,
+}
+
+/// The event a change of what the probe says makes, if any: `prev` is
+/// `None` when the pane is first armed.
+fn transition(prev: Option<Activity>, now: Activity) -> Option<Reason> {
+    match (prev, now) {
+        (Some(a), b) if a == b => None,
+        (_, Activity::Exited) => Some(Reason::Exited),
+        (_, Activity::Input | Activity::Secret) => Some(Reason::Input),
+        (Some(_), Activity::Prompt) => Some(Reason::Prompt),
+        _ => None,
+    }
+}
+
+impl Sentry {
+    async fn arm(target: &Target, id: PaneId, place: Place) -> ToolResult<Sentry> {
+        let mut watch = Watch::start(target, id).await?;
+        // A flooding pane may be paused for a while: the stream is
+        // listened to for the bell and notifications, not read whole.
+        watch.tolerate_gaps();
+        target.hub.panes().arm(id);
+        let dead = watch.dead_at_start;
+        let local = target.hub.local_socket().is_some();
+        let prober = (!dead && local && watch.pid != 0).then(|| Prober::new(watch.pid));
+        Ok(Sentry {
+            seen: watch.end(),
+            watch,
+            place,
+            prober,
+            activity: None,
+            gone: false,
+            // Arming starts a quiet spell: the first probe waits for the
+            // output to settle, as every later one does.
+            spell: Some(Instant::now()),
+            passed: 0,
+            idled: false,
+        })
+    }
+
+    /// The settle point due next in this quiet spell.
+    fn next_probe(&self, points: &[Duration]) -> Option<Instant> {
+        let spell = self.spell.filter(|_| !self.gone)?;
+        points.get(self.passed).map(|p| spell + *p)
+    }
+
+    /// Looks at the pane: new output starts a spell; a structural event
+    /// checks it lives; a due settle point (or `force`) probes it.
+    async fn look(
+        &mut self,
+        target: &Target,
+        points: &[Duration],
+        force: bool,
+        want_idle: Option<Duration>,
+    ) -> ToolResult<()> {
+        if self.gone {
+            return Ok(());
+        }
+        let feed = target.hub.panes().attention();
+        let id = self.watch.id;
+        let now = Instant::now();
+        let end = self.watch.end();
+        if end != self.seen {
+            self.seen = end;
+            let last = self.watch.pane().lock().last_output;
+            self.spell = Some(last.map_or(now, Instant::from_std).min(now));
+            self.passed = 0;
+            self.idled = false;
+        }
+        if let Err(e) = self.watch.check_alive(target).await {
+            if !e.kind.is_pane_end() || e.kind == ErrorKind::TmuxServerGone {
+                return Err(e);
+            }
+            self.gone = true;
+            feed.push(id, Reason::Exited, "", unix_ms());
+            return Ok(());
+        }
+        let due = self.next_probe(points).is_some_and(|at| now >= at);
+        // A program blocked writing to a full terminal sleeps where a
+        // reader does: the probe is believed only once output settled.
+        // A pane tmux paused for a flood prints on.
+        let settled = !self.watch.pane().lock().paused
+            && self
+                .spell
+                .is_none_or(|spell| now.saturating_duration_since(spell) >= SETTLE[0]);
+        if (force || due) && settled {
+            let probe = if self.watch.dead_at_start {
+                crate::process::Probe::exited()
+            } else {
+                probe_pane(&mut self.prober).await
+            };
+            let probe = with_tmux_command(target, id, probe).await;
+            if self.watch.end() != self.seen {
+                // Output during the probe: the next look starts a spell.
+                return Ok(());
+            }
+            if let Some(spell) = self.spell {
+                let quiet = now.saturating_duration_since(spell);
+                self.passed = points.iter().take_while(|p| **p <= quiet).count();
+            }
+            if let Some(reason) = transition(self.activity, probe.activity) {
+                let command = probe.foreground_command.clone().unwrap_or_default();
+                let detail = match probe.activity {
+                    Activity::Secret => format!("secret: {command}"),
+                    Activity::Exited => String::new(),
+                    _ => command,
+                };
+                self.gone = reason == Reason::Exited;
+                feed.push(id, reason, &detail, unix_ms());
+            }
+            self.activity = Some(probe.activity);
+        }
+        if let (Some(idle), Some(spell)) = (want_idle, self.spell)
+            && !self.idled
+            && now.saturating_duration_since(spell) >= idle
+        {
+            self.idled = true;
+            feed.push(id, Reason::Idle, "", unix_ms());
+        }
+        Ok(())
+    }
+}
+
+/// What a call watches: the panes of its scope now (with where they
+/// are), and the closed ones it may still report.
+struct Scope {
+    panes: Vec<(PaneId, Place)>,
+    departed: HashSet<PaneId>,
+}
+
+/// The panes of the scope the call names.
+async fn scope(target: &Target, args: &WaitForAttentionArgs, armed: &Armed) -> ToolResult<Scope> {
+    let mut session = None;
+    let mut window = None;
+    let rows = if let Some(w) = &args.window_id {
+        let id = lookup::window_id(w)?;
+        window = Some(id);
+        lookup::panes_in(target, PaneScope::Window(id)).await?
+    } else if args.session.is_given() {
+        let id = lookup::session_id_of(target, &args.session).await?;
+        session = Some(id);
+        lookup::panes_in(target, PaneScope::Session(id.to_string())).await?
+    } else {
+        lookup::panes(target).await?
+    };
+    let mut seen = HashSet::new();
+    let mut panes: Vec<(PaneId, Place)> = rows
+        .into_iter()
+        .filter(|r| seen.insert(r.pane_id))
+        .map(|r| {
+            let place = Place {
+                session: r.session_id,
+                window: r.window_id,
+            };
+            (r.pane_id, place)
+        })
+        .collect();
+    // Kept panes of this scope that closed between calls: their end is an
+    // event, as it would have been during a call.
+    let unlisted: Vec<PaneId> = armed
+        .sentries
+        .lock()
+        .expect("armed lock")
+        .iter()
+        .filter(|(id, s)| {
+            !seen.contains(id)
+                && session.is_none_or(|x| s.place.session == Some(x))
+                && window.is_none_or(|x| s.place.window == Some(x))
+        })
+        .map(|(id, _)| *id)
+        .collect();
+    for id in unlisted {
+        match lookup::pane_row(target, id).await {
+            Ok(_) => continue, // moved out of the scope
+            Err(e) if e.kind == ErrorKind::PaneNotFound || e.kind.is_pane_end() => {}
+            Err(e) => return Err(e),
+        }
+        let gone = armed.sentries.lock().expect("armed lock").remove(&id);
+        if let Some(sentry) = gone {
+            target
+                .hub
+                .panes()
+                .attention()
+                .push(id, Reason::Exited, "", unix_ms());
+            armed.depart(id, sentry.place);
+        }
+    }
+    let departed = armed.departed.lock().expect("departed lock").clone();
+    let mut gone: HashSet<PaneId> = departed
+        .iter()
+        .filter(|(id, place)| {
+            !seen.contains(id)
+                && session.is_none_or(|s| place.session == Some(s))
+                && window.is_none_or(|w| place.window == Some(w))
+        })
+        .map(|(id, _)| *id)
+        .collect();
+    if let Some(wanted) = &args.pane_ids {
+        let wanted: Vec<PaneId> = wanted
+            .iter()
+            .map(|p| lookup::pane_id(p))
+            .collect::<ToolResult<_>>()?;
+        let known = |p: &PaneId| seen.contains(p) || gone.contains(p);
+        if let Some(missing) = wanted.iter().find(|p| !known(p)) {
+            return Err(crate::tools::error::pane_not_found(&missing.to_string()));
+        }
+        panes.retain(|(id, _)| wanted.contains(id));
+        gone.retain(|id| wanted.contains(id));
+    }
+    if panes.len() > MAX_PANES {
+        return Err(ToolError::invalid(format!(
+            "the scope has {} panes; at most {MAX_PANES} are watched at once (narrow it with session, window_id or pane_ids)",
+            panes.len()
+        )));
+    }
+    Ok(Scope {
+        panes,
+        departed: gone,
+    })
+}
+
+/// Subscribes the clients streaming `sentries` to the watched options,
+/// once per session, after reading their values now (the baseline: only
+/// a change from it is an event).
+async fn follow_status(
+    target: &Target,
+    options: &[String],
+    sentries: &HashMap<PaneId, Sentry>,
+) -> ToolResult<()> {
+    let panes = target.hub.panes();
+    for option in options {
+        let cmd = Command::new("list-panes")
+            .flag("-a")
+            .opt("-F", format!("#{{pane_id}} #{{{option}}}"));
+        for line in target.run(cmd).await? {
+            let (id, value) = match memchr::memchr(b' ', &line) {
+                Some(i) => (&line[..i], &line[i + 1..]),
+                None => (&line[..], &b""[..]),
+            };
+            if let Some(id) = PaneId::parse(id).filter(|id| sentries.contains_key(id)) {
+                panes.status(id, option, &String::from_utf8_lossy(value));
+            }
+        }
+    }
+    let mut sessions = HashSet::new();
+    for sentry in sentries.values() {
+        if sentry.gone || !sessions.insert(sentry.watch.session) {
+            continue;
+        }
+        for option in options {
+            let sub = format!("{STATUS_SUBSCRIPTION}{option}:%*:#{{{option}}}");
+            let cmd = Command::new("refresh-client").opt("-B", sub);
+            // Best effort: a release without subscriptions has no status.
+            let _ = sentry.watch.run_on_stream(&cmd).await;
+        }
+    }
+    Ok(())
+}
+
+pub(super) async fn wait_for_attention(
+    Call { app, target, ctx }: Call,
+    args: WaitForAttentionArgs,
+) -> ToolResult<WaitForAttentionResult> {
+    let started = std::time::Instant::now();
+    let idle_ms = args.idle_ms.unwrap_or(IDLE_MS);
+    if idle_ms <= 0 {
+        return Err(ToolError::invalid(format!(
+            "idle_ms must be a positive number of milliseconds (received {idle_ms})"
+        )));
+    }
+    let reasons: HashSet<Reason> = match &args.reasons {
+        None => [
+            Reason::Input,
+            Reason::Prompt,
+            Reason::Exited,
+            Reason::Bell,
+            Reason::Notify,
+            Reason::Status,
+        ]
+        .into(),
+        Some(r) if r.is_empty() => {
+            return Err(ToolError::invalid(
+                "reasons must name at least one of input, prompt, exited, bell, notify, status, idle (or be omitted for all but idle)",
+            ));
+        }
+        Some(r) => r.iter().copied().collect(),
+    };
+    let effective = seconds(args.timeout, "timeout")?.min(app.config.wait_max);
+    let idle =
+        Duration::from_millis(idle_ms as u64).min(app.config.wait_max + Duration::from_secs(1));
+    let want_idle = reasons.contains(&Reason::Idle).then_some(idle);
+    let mut points = SETTLE.to_vec();
+    points.extend(want_idle);
+    points.sort();
+    points.dedup();
+
+    let feed = target.hub.panes().attention();
+    // Checked before anything is armed: a bad token costs nothing.
+    let token = match &args.since {
+        Some(t) => Some(t.clone()),
+        None => Some(feed.token()),
+    };
+    if feed.read(token.as_deref(), |_| false).is_err() {
+        return Err(ToolError::invalid(format!(
+            "since must be a token from an earlier wait_for_attention answer (received {:?})",
+            args.since.as_deref().unwrap_or_default()
+        )));
+    }
+    let armed = target.hub.kept::<Armed>();
+    let scope = scope(&target, &args, &armed).await?;
+    let call = {
+        let mut calls = armed.calls.lock().expect("calls lock");
+        *calls += 1;
+        *calls
+    };
+    let mut sentries: HashMap<PaneId, Sentry> = HashMap::new();
+    let mut kept = {
+        let mut all = armed.sentries.lock().expect("armed lock");
+        scope
+            .panes
+            .iter()
+            .filter_map(|(id, _)| all.remove(id).map(|s| (*id, s)))
+            .collect::<HashMap<_, _>>()
+    };
+    for (id, place) in &scope.panes {
+        let sentry = match kept.remove(id) {
+            Some(s) => s,
+            None => Sentry::arm(&target, *id, *place).await?,
+        };
+        sentries.insert(*id, sentry);
+    }
+    let options = &app.config.attention_options;
+    let result = watch_all(
+        &target,
+        &ctx,
+        options,
+        &reasons,
+        &points,
+        want_idle,
+        token,
+        &mut sentries,
+        &scope.departed,
+        started,
+        effective,
+    )
+    .await;
+    // Kept for the next call, for a while.
+    {
+        let mut all = armed.sentries.lock().expect("armed lock");
+        for (id, sentry) in sentries {
+            if !sentry.gone {
+                all.insert(id, sentry);
+                continue;
+            }
+            armed.depart(id, sentry.place);
+        }
+    }
+    let linger = armed.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(LINGER).await;
+        if *linger.calls.lock().expect("calls lock") == call {
+            linger.sentries.lock().expect("armed lock").clear();
+        }
+    });
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn watch_all(
+    target: &Target,
+    ctx: &crate::mcp::CallContext,
+    options: &[String],
+    reasons: &HashSet<Reason>,
+    points: &[Duration],
+    want_idle: Option<Duration>,
+    token: Option<String>,
+    sentries: &mut HashMap<PaneId, Sentry>,
+    departed: &HashSet<PaneId>,
+    started: std::time::Instant,
+    effective: Duration,
+) -> ToolResult<WaitForAttentionResult> {
+    let feed = target.hub.panes().attention();
+    let mut signal = feed.subscribe();
+    if reasons.contains(&Reason::Status) {
+        follow_status(target, options, sentries).await?;
+    }
+    let mut pace = Pace::new(ctx, format!("{} panes", sentries.len()), started, effective);
+    pace.report_start("armed");
+    let mut first = true;
+    loop {
+        signal.borrow_and_update();
+        for sentry in sentries.values_mut() {
+            sentry.look(target, points, first, want_idle).await?;
+        }
+        first = false;
+        let batch = feed
+            .read(token.as_deref(), |e: &Event| {
+                reasons.contains(&e.reason)
+                    && (sentries.contains_key(&e.pane) || departed.contains(&e.pane))
+            })
+            .map_err(|_| ToolError::invalid("since is not a token of this server"))?;
+        if !batch.events.is_empty() || pace.expired() {
+            return Ok(WaitForAttentionResult {
+                events: batch
+                    .events
+                    .into_iter()
+                    .map(|e| AttentionEvent {
+                        pane_id: e.pane,
+                        reason: e.reason.as_str().to_owned(),
+                        detail: e.detail,
+                        time: e.at_ms as f64 / 1000.0,
+                    })
+                    .collect(),
+                since: batch.token,
+                dropped: batch.dropped as i64,
+                panes: sentries.len() as i64,
+                elapsed_seconds: pace.elapsed_seconds(),
+                effective_timeout: effective.as_secs_f64(),
+            });
+        }
+        let now = Instant::now();
+        let next = sentries.values().filter_map(|s| s.next_probe(points)).min();
+        let limit = next.map_or(pace.left(), |at| at.saturating_duration_since(now));
+        let woke = pace
+            .sleep(async {
+                tokio::select! {
+                    _ = signal.changed() => {}
+                    _ = tokio::time::sleep(limit) => {}
+                }
+            })
+            .await;
+        if woke == Woke::Cancelled {
+            return Err(ToolError::new(
+                ErrorKind::Cancelled,
+                "wait_for_attention was cancelled",
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_changes_that_need_the_agent_are_events() {
+        use Activity::*;
+        // First armed: what already needs the agent, not a quiet prompt.
+        assert_eq!(transition(None, Input), Some(Reason::Input));
+        assert_eq!(transition(None, Secret), Some(Reason::Input));
+        assert_eq!(transition(None, Exited), Some(Reason::Exited));
+        assert_eq!(transition(None, Prompt), None);
+        assert_eq!(transition(None, Running), None);
+        // Then transitions only.
+        assert_eq!(transition(Some(Running), Prompt), Some(Reason::Prompt));
+        assert_eq!(transition(Some(Input), Prompt), Some(Reason::Prompt));
+        assert_eq!(transition(Some(Prompt), Prompt), None);
+        assert_eq!(transition(Some(Input), Input), None);
+        assert_eq!(transition(Some(Input), Secret), Some(Reason::Input));
+        assert_eq!(transition(Some(Prompt), Running), None);
+        assert_eq!(transition(Some(Running), Exited), Some(Reason::Exited));
+    }
+}
