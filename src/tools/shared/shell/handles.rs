@@ -37,6 +37,8 @@ use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
 const KEEP_FINISHED: usize = 20;
 /// Characters of a command kept for listing.
 const SHOWN_CHARS: usize = 200;
+/// How often a stopped command's pane is probed for its shell's prompt.
+const STOP_PROBE: Duration = Duration::from_millis(20);
 
 /// The pane user option holding the handle started last in the pane:
 /// `1 <id> <w|m> <started_at> <pane pid> <command, hex>`.
@@ -555,7 +557,15 @@ pub async fn wait(
             commands.end(id, ended.0, ended.1);
             break false;
         }
-        if let Woke::Cancelled = pace.sleep(watch.changed(pace.left())).await {
+        // Stopping, the shell's return to its prompt is what ends the wait,
+        // and it may print nothing after the probe above saw the command
+        // still dying (a PROMPT_COMMAND, a prompt drawn before the
+        // terminal is taken back): look again soon as well as on output.
+        let wake = match stopping {
+            Some(_) => STOP_PROBE.min(pace.left()),
+            None => pace.left(),
+        };
+        if let Woke::Cancelled = pace.sleep(watch.changed(wake)).await {
             break true;
         }
     };
