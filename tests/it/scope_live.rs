@@ -80,6 +80,7 @@ fn case(tool: &str, o: &Ids) -> Case {
         "wait_for_text" => Refused(json!({ "pane_id": p, "patterns": ["x"], "timeout": 1 })),
         "wait_for_state" => Refused(json!({ "pane_id": p, "states": ["prompt"], "timeout": 1 })),
         "run_command" => Refused(json!({ "pane_id": p, "command": "true" })),
+        "wait_for_attention" => Refused(json!({ "pane_ids": [o.own_pane, p], "timeout": 1 })),
         "wait_for_command" | "stop_command" => {
             NoTarget("a command id names only a command run_command started in scope")
         }

@@ -236,6 +236,13 @@ fn check_args(target: &Target, fence: &Fence, args: &Value) -> ToolResult<()> {
                 }
             }
             Value::Object(_) if key == "arguments" => check_args(target, fence, value)?,
+            Value::Array(items) if key == "pane_ids" => {
+                for raw in items.iter().filter_map(Value::as_str) {
+                    if names_outside(target, fence, "pane_id", raw) {
+                        return Err(out_of_scope(fence.scope, &format!("pane_ids {raw:?}")));
+                    }
+                }
+            }
             Value::String(raw) if names_outside(target, fence, key, raw) => {
                 return Err(out_of_scope(fence.scope, &format!("{key} {raw:?}")));
             }
