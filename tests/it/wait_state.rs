@@ -595,6 +595,11 @@ async fn a_remote_password_prompt_is_secret_through_ssh() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+async fn wait_for_input(svc: &TmuxService, pane: &str, timeout: f64) -> Value {
+    let args = json!({"pane_id": pane, "states": ["input"], "timeout": timeout});
+    wait_state(svc, args).await
+}
+
 /// A program blocked writing to its pane (tmux drains the pty slower than
 /// `yes` fills it) sleeps where a reader does; it is running, never
 /// input, while a question next to it is input.
@@ -620,11 +625,7 @@ async fn a_flooding_writer_is_running_and_a_question_is_input() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
-    let question = wait_state(
-        &svc,
-        json!({"pane_id": ask, "states": ["input"], "timeout": 10}),
-    )
-    .await;
+    let question = wait_for_input(&svc, &ask, 10.0).await;
     assert_eq!(
         (&question["state"], &question["foreground_command"]),
         (&json!("input"), &json!("python3")),
@@ -638,11 +639,7 @@ async fn a_flooding_writer_is_running_and_a_question_is_input() {
             looks.iter().all(|a| *a == Activity::Running),
             "{pane}: {looks:?}"
         );
-        let not_input = wait_state(
-            &svc,
-            json!({"pane_id": pane, "states": ["input"], "timeout": 1}),
-        )
-        .await;
+        let not_input = wait_for_input(&svc, pane, 1.0).await;
         assert_eq!(
             (&not_input["state"], &not_input["activity"]),
             (&json!("timeout"), &json!("running")),
