@@ -181,7 +181,6 @@ async fn events_between_calls_are_kept_for_the_next() {
 }
 
 #[tokio::test]
-#[ignore = "known bug: the process probe reads `yes` blocked writing a full pty as input (wchan wait_woken is both n_tty_read and n_tty_write), so arming reports it"]
 async fn a_flooding_neighbour_does_not_delay_an_event() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();

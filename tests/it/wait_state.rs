@@ -594,3 +594,77 @@ async fn a_remote_password_prompt_is_secret_through_ssh() {
     tmux.cmd(&["send-keys", "-t", &pane, "C-c"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+async fn wait_for_input(svc: &TmuxService, pane: &str, timeout: f64) -> Value {
+    let args = json!({"pane_id": pane, "states": ["input"], "timeout": timeout});
+    wait_state(svc, args).await
+}
+
+/// A program blocked writing to its pane (tmux drains the pty slower than
+/// `yes` fills it) sleeps where a reader does; it is running, never
+/// input, while a question next to it is input.
+#[tokio::test]
+async fn a_flooding_writer_is_running_and_a_question_is_input() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let (yes, yes_pid) = bash_at_prompt(&tmux).await;
+    let (pipe, pipe_pid) = bash_at_prompt(&tmux).await;
+    let (ask, _) = bash_at_prompt(&tmux).await;
+    type_line(&tmux, &yes, "yes");
+    type_line(&tmux, &pipe, r"cat /dev/zero | tr '\0' x");
+    type_line(&tmux, &ask, "python3 -c 'input(\"name? \")'");
+    until_in(yes_pid, Activity::Running, Some("yes")).await;
+    until(pipe_pid, Activity::Running).await;
+    // `tr` flooding: its x's fill the screen.
+    let started = Instant::now();
+    while !tmux
+        .cmd(&["capture-pane", "-p", "-t", &pipe])
+        .contains(&"x".repeat(80))
+    {
+        assert!(started.elapsed() < BOUND, "{pipe} never flooded");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let question = wait_for_input(&svc, &ask, 10.0).await;
+    assert_eq!(
+        (&question["state"], &question["foreground_command"]),
+        (&json!("input"), &json!("python3")),
+        "{question}"
+    );
+    // Looked at again and again while they flood: never input.
+    for (pane, pid) in [(&yes, yes_pid), (&pipe, pipe_pid)] {
+        let mut prober = process::Prober::new(pid);
+        let looks: Vec<Activity> = (0..300).map(|_| prober.probe().activity).collect();
+        assert!(
+            looks.iter().all(|a| *a == Activity::Running),
+            "{pane}: {looks:?}"
+        );
+        let not_input = wait_for_input(&svc, pane, 1.0).await;
+        assert_eq!(
+            (&not_input["state"], &not_input["activity"]),
+            (&json!("timeout"), &json!("running")),
+            "{not_input}"
+        );
+    }
+    let listed = ok(&svc, "list_panes", json!({"states": true})).await;
+    let state = |pane: &str| {
+        listed
+            .as_array()
+            .expect("a list")
+            .iter()
+            .find(|p| p["pane_id"] == pane)
+            .map(|p| p["pane_state"].clone())
+    };
+    assert_eq!(
+        (state(&yes), state(&pipe), state(&ask)),
+        (
+            Some(json!("running")),
+            Some(json!("running")),
+            Some(json!("input"))
+        ),
+        "{listed}"
+    );
+    for pane in [&yes, &pipe] {
+        tmux.cmd(&["send-keys", "-t", pane, "C-c"]);
+    }
+}
