@@ -237,9 +237,9 @@ impl Sentry {
             return Ok(());
         }
         let due = self.next_probe(points).is_some_and(|at| now >= at);
-        // A program blocked writing to a full terminal sleeps where a
-        // reader does: the probe is believed only once output settled.
-        // A pane tmux paused for a flood prints on.
+        // A program that just printed is not waiting for anything yet: the
+        // probe is believed only once output settled (as wait_for_state's
+        // settle points). A pane tmux paused for a flood prints on.
         let settled = !self.watch.pane().lock().paused
             && self
                 .spell
