@@ -53,7 +53,7 @@ fn the_demo_narrates_each_step_and_sums_up() {
         );
         assert!(step.ends_with(" ms]"), "every step has its figure: {step}");
     }
-    assert!(out.contains("53 tools, from the default toolsets"), "{out}");
+    assert!(out.contains("54 tools, from the default toolsets"), "{out}");
     assert!(out.contains("exit status 3"), "{out}");
     assert!(out.contains("after the pane printed READY-42"), "{out}");
     assert!(out.contains("10 requests, median round trip"), "{out}");
