@@ -39,6 +39,9 @@ const KEEP_FINISHED: usize = 20;
 const SHOWN_CHARS: usize = 200;
 /// How often a stopped command's pane is probed for its shell's prompt.
 const STOP_PROBE: Duration = Duration::from_millis(20);
+/// How often the pane options are read for an end whose marker may have
+/// been lost (after a gap in the recording).
+const LOST_END_PROBE: Duration = Duration::from_millis(250);
 
 /// The pane user option holding the handle started last in the pane:
 /// `1 <id> <w|m> <started_at> <pane pid> <command, hex>`.
@@ -374,11 +377,6 @@ impl Reader {
         self.span.output_from
     }
 
-    /// The wrapper's `R` marker was seen since the last call.
-    pub fn take_recorded(&mut self) -> bool {
-        std::mem::take(&mut self.span.recorded)
-    }
-
     /// Ends the read: an ended command's last line without a newline goes
     /// to `output`. Returns where the next call goes on (after the last
     /// whole line returned, while the command runs).
@@ -407,6 +405,7 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
         ..record
     });
     let mut nothing = HeadTail::new(0, 0);
+    let mut read_options = None;
     loop {
         watch.mark_seen();
         reader.read(&watch, &mut nothing);
@@ -419,8 +418,8 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
             commands.end(&id, Some(at), status);
             return;
         }
-        if reader.take_recorded() {
-            // The end marker was lost: the pane's option has the status.
+        if reader.missed && due(&mut read_options) {
+            // The end marker may be lost: the pane's option has the status.
             let _ = refresh(&target).await;
         }
         let alive: ToolResult<bool> = watch.check_alive(&target).await;
@@ -429,8 +428,23 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
             commands.end(&id, None, None);
             return;
         }
-        watch.changed(Duration::from_secs(60)).await;
+        let wake = match reader.missed {
+            true => LOST_END_PROBE,
+            false => Duration::from_secs(60),
+        };
+        watch.changed(wake).await;
     }
+}
+
+/// Whether the pane options are due to be read again (at most every
+/// [`LOST_END_PROBE`], however often output wakes the loop).
+fn due(last: &mut Option<std::time::Instant>) -> bool {
+    let now = std::time::Instant::now();
+    let due = last.is_none_or(|at| now.duration_since(at) >= LOST_END_PROBE);
+    if due {
+        *last = Some(now);
+    }
+    due
 }
 
 fn record_epoch(commands: &Commands, id: &str) -> u64 {
@@ -494,7 +508,7 @@ pub async fn wait(
     reader.missed |= adopted;
     // Its output was read to its end already.
     let read_out = record.ended && record.end_at.is_some_and(|at| record.returned >= at);
-    let mut checked_gap = adopted;
+    let mut read_options = None;
     // Its end known from tmux while our stream did not carry it.
     let mut lost_end = false;
     let cancelled = loop {
@@ -512,12 +526,10 @@ pub async fn wait(
             commands.end(id, Some(at), status);
             break false;
         }
-        // The end marker was lost (a flood paused the pane): at the gap,
-        // once the wrapper says it recorded the status, and at the
-        // deadline, the pane's option has it.
-        let gap = reader.missed && !checked_gap;
-        checked_gap |= reader.missed;
-        if gap || reader.take_recorded() || (pace.expired() && reader.missed) {
+        // After a gap (a flood paused the pane, our client left) the end
+        // marker may be lost: the pane's option has the status once the
+        // wrapper's background `tmux` set it.
+        if reader.missed && due(&mut read_options) {
             refresh(target).await?;
         }
         let now = commands.get(id);
@@ -563,6 +575,7 @@ pub async fn wait(
         // terminal is taken back): look again soon as well as on output.
         let wake = match stopping {
             Some(_) => STOP_PROBE.min(pace.left()),
+            None if reader.missed => LOST_END_PROBE.min(pace.left()),
             None => pace.left(),
         };
         if let Woke::Cancelled = pace.sleep(watch.changed(wake)).await {

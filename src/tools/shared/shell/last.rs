@@ -112,7 +112,7 @@ fn recorded_output(follower: &Follower, run: CommandOutput) -> LastCommand {
                 Some((_, Found::End(own))) => {
                     (status, stopped) = (own, true);
                 }
-                Some((_, Found::Prompt | Found::Recorded)) | None => {}
+                Some((_, Found::Prompt)) | None => {}
             },
         });
     });

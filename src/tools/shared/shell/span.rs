@@ -41,8 +41,6 @@ pub enum Found {
     /// A shell's prompt mark (`A`): after the output started, the command
     /// ended even if the shell gave no `D` (it stopped marking commands).
     Prompt,
-    /// The wrapper recorded the status in the pane's option (`<nonce>;R`).
-    Recorded,
 }
 
 /// One of our markers, by its payload (`<nonce>;S`, `<nonce>;E;<status>`):
@@ -52,9 +50,6 @@ pub fn marker(payload: &[u8]) -> Option<(&[u8], Found)> {
     let (nonce, rest) = payload.split_at(semi);
     if rest == b";S" {
         return Some((nonce, Found::Start));
-    }
-    if rest == b";R" {
-        return Some((nonce, Found::Recorded));
     }
     let status = rest.strip_prefix(b";E;")?;
     let status = std::str::from_utf8(status)
@@ -96,9 +91,6 @@ pub struct Span {
     held: Vec<u8>,
     /// [`collect`] returns once the output started (a background command).
     pub until_start: bool,
-    /// The wrapper's `R` marker was seen: the status is in the pane's
-    /// option (read it when the end marker was lost).
-    pub recorded: bool,
 }
 
 /// Most bytes of a last line held back (zsh's `PROMPT_SP` is a pane's
@@ -129,7 +121,6 @@ impl Span {
             after_end: 0,
             held: Vec::new(),
             until_start: false,
-            recorded: false,
         }
     }
 
@@ -167,7 +158,6 @@ impl Span {
             ended,
             after_end,
             held,
-            recorded,
             ..
         } = self;
         let marks = matches!(delimiters, Delimiters::Marks);
@@ -203,7 +193,6 @@ impl Span {
                         *after_end = osc.end;
                         feed_without_prompt_sp(held, feed);
                     }
-                    Some(Found::Recorded) => *recorded = true,
                     Some(Found::Prompt) if output_from.is_some() => {
                         *ended = Some((osc.at, None));
                         *after_end = osc.end;

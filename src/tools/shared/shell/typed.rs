@@ -116,27 +116,28 @@ pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry, pane:
 /// The end of the wrapper line: the end marker with the status, then
 /// the status recorded in the pane's [`END_OPTION`] by the `tmux` client
 /// the shell finds (its `$TMUX`), once `$TMUX_PANE` says this is the
-/// pane; once recorded, a `R` marker tells a watcher to read it. It is
-/// recorded in the background (no prompt waits on a tmux client), with
-/// no job message, and silently fails (no tmux on the PATH, a remote
-/// shell).
+/// pane. It is recorded in the background (no prompt waits on a tmux
+/// client), with no job message, and silently fails (no tmux on the PATH,
+/// a remote shell). It prints nothing: output after the prompt would be a
+/// gap in the recording once run_command returned (a marking shell's next
+/// command would then be wrapped again); a waiter that lost the end
+/// marker reads the option instead.
 fn end_part(nonce: &str, fish: bool, status: &str, pane: PaneId) -> String {
     let marker = |what: &str| format!("printf '\\033]{OSC};{nonce};{what}\\007'");
     let record = format!(
         "tmux set-option -p -t '{pane}' {END_OPTION} \"{nonce} $__tmux_mcp_s\" </dev/null >/dev/null 2>&1"
     );
     let end = marker("E;%d");
-    let recorded = marker("R");
     if fish {
         // fish runs no block in the background, and reports a job's end
         // unless it is disowned: `sh` records it.
         format!(
-            "set __tmux_mcp_s {status}; {end} $__tmux_mcp_s; if test \"$TMUX_PANE\" = '{pane}'; sh -c \"{} && {recorded}\" &; disown 2>/dev/null; end; set -e __tmux_mcp_s",
+            "set __tmux_mcp_s {status}; {end} $__tmux_mcp_s; if test \"$TMUX_PANE\" = '{pane}'; sh -c \"{}\" &; disown 2>/dev/null; end; set -e __tmux_mcp_s",
             record.replace('"', "'")
         )
     } else {
         format!(
-            "__tmux_mcp_s={status}; {end} \"$__tmux_mcp_s\"; (case ${{TMUX_PANE-}} in '{pane}') {{ {record} && {recorded}; }} & esac); unset __tmux_mcp_s"
+            "__tmux_mcp_s={status}; {end} \"$__tmux_mcp_s\"; (case ${{TMUX_PANE-}} in '{pane}') {{ {record}; }} & esac); unset __tmux_mcp_s"
         )
     }
 }
@@ -289,12 +290,12 @@ mod tests {
     fn the_end_is_recorded_in_the_pane_option_for_a_later_server() {
         let sh = wrapped("false", "abc", how("sh", true), AT, PANE);
         assert!(
-            sh.contains("(case ${TMUX_PANE-} in '%3') { tmux set-option -p -t '%3' @tmux_mcp_end \"abc $__tmux_mcp_s\" </dev/null >/dev/null 2>&1 && printf '\\033]6973;abc;R\\007'; } & esac); unset __tmux_mcp_s"),
+            sh.contains("(case ${TMUX_PANE-} in '%3') { tmux set-option -p -t '%3' @tmux_mcp_end \"abc $__tmux_mcp_s\" </dev/null >/dev/null 2>&1; } & esac); unset __tmux_mcp_s"),
             "{sh}"
         );
         let fish = wrapped("false", "abc", how("fish", true), AT, PANE);
         assert!(
-            fish.contains("if test \"$TMUX_PANE\" = '%3'; sh -c \"tmux set-option -p -t '%3' @tmux_mcp_end 'abc $__tmux_mcp_s' </dev/null >/dev/null 2>&1 && printf '\\033]6973;abc;R\\007'\" &; disown 2>/dev/null; end"),
+            fish.contains("if test \"$TMUX_PANE\" = '%3'; sh -c \"tmux set-option -p -t '%3' @tmux_mcp_end 'abc $__tmux_mcp_s' </dev/null >/dev/null 2>&1\" &; disown 2>/dev/null; end"),
             "{fish}"
         );
         assert!(fish.ends_with("; end; set -e __tmux_mcp_s"), "{fish}");
