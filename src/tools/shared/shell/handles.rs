@@ -16,7 +16,7 @@
 //! its end marker). A restarted server takes the handles over from them
 //! ([`refresh`]), and any server reads the status there when the end
 //! marker never reached its stream (a flood paused the pane, no server
-//! ran): the wrapper's `R` marker says when it is recorded.
+//! ran): a wait that saw a gap reads it every [`LOST_END_PROBE`].
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
