@@ -172,6 +172,9 @@ async fn lines_past_the_history_limit_are_missed_and_counted() {
         .cmd(&["new-window", "-P", "-F", "#{pane_id}", "-t", "main"])
         .trim()
         .to_owned();
+    // A line of its own to anchor on: a cursor of a screen the shell has
+    // not drawn on yet anchors no text, which proves nothing.
+    print(&tmux, &pane, "echo anchored", "anchored").await;
     let first = ok(&svc, "capture_since", json!({"pane_id": pane})).await;
     print(&tmux, &pane, "seq -f 'many-%g' 1 1000", "many").await;
     let next = ok(
