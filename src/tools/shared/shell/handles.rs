@@ -198,14 +198,40 @@ pub async fn record_start(target: &Target, record: &Record) {
 /// server are taken over, and every running one whose end the pane's
 /// option records (or whose pane was respawned or ended) is ended.
 pub async fn refresh(target: &Target) -> ToolResult<()> {
-    let format = format!(
-        "#{{pane_id}}\t#{{pane_pid}}\t#{{pane_dead}}\t#{{{START_OPTION}}}\t#{{{END_OPTION}}}"
-    );
     let rows = target
-        .run(Command::new("list-panes").flag("-a").opt("-F", format))
+        .run(
+            Command::new("list-panes")
+                .flag("-a")
+                .opt("-F", row_format()),
+        )
         .await?;
+    take_over(target, &rows);
+    Ok(())
+}
+
+/// [`refresh`] for one pane: a wait on its command after a gap reads only
+/// that pane's row. A pane that is gone is left to the wait's own check.
+async fn refresh_pane(target: &Target, pane: PaneId) {
+    let row = Command::new("display-message")
+        .flag("-p")
+        .target(pane)
+        .arg(row_format());
+    if let Ok(rows) = target.run(row).await {
+        take_over(target, &rows);
+    }
+}
+
+/// One pane's row for [`refresh`]: its id and process, whether it is
+/// dead, and the two handle options.
+fn row_format() -> String {
+    format!("#{{pane_id}}\t#{{pane_pid}}\t#{{pane_dead}}\t#{{{START_OPTION}}}\t#{{{END_OPTION}}}")
+}
+
+/// Takes over the handles `rows` name, and ends those whose end they
+/// record (or whose pane was respawned or died).
+fn take_over(target: &Target, rows: &[Vec<u8>]) {
     let commands = Commands::of(&target.hub);
-    for row in &rows {
+    for row in rows {
         let mut fields = row.split(|&b| b == b'\t');
         let (Some(pane), Some(pid), Some(dead), Some(start), end) = (
             fields.next().and_then(PaneId::parse),
@@ -238,7 +264,6 @@ pub async fn refresh(target: &Target) -> ToolResult<()> {
             }
         }
     }
-    Ok(())
 }
 
 /// Seconds since the Unix epoch.
@@ -420,7 +445,7 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
         }
         if reader.missed && due(&mut read_options) {
             // The end marker may be lost: the pane's option has the status.
-            let _ = refresh(&target).await;
+            refresh_pane(&target, record.pane).await;
         }
         let alive: ToolResult<bool> = watch.check_alive(&target).await;
         let gone = alive.is_err() || watch.epoch() != record_epoch(&commands, &id);
@@ -530,7 +555,7 @@ pub async fn wait(
         // marker may be lost: the pane's option has the status once the
         // wrapper's background `tmux` set it.
         if reader.missed && due(&mut read_options) {
-            refresh(target).await?;
+            refresh_pane(target, record.pane).await;
         }
         let now = commands.get(id);
         let ended = now.as_ref().is_none_or(|r| r.ended);
