@@ -48,6 +48,8 @@
 
 use std::any::Any;
 use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -244,6 +246,46 @@ impl Hub {
         match &self.address {
             Address::Local(path) => Some(path),
             Address::Remote(_) => None,
+        }
+    }
+
+    /// Makes the empty file `<tmux's socket path><suffix>` on the tmux
+    /// server's host: for the shells there, which know the socket from
+    /// `$TMUX`, to test with a builtin.
+    pub async fn flag_beside_socket(&self, suffix: &str) -> Result<(), TmuxError> {
+        let socket = Command::new("display-message")
+            .flag("-p")
+            .arg("#{socket_path}");
+        let lines = self.run(&socket).await?;
+        let Some(socket) = lines.first().filter(|s| s.starts_with(b"/")) else {
+            return Err(TmuxError::Io("tmux gave no socket path".into()));
+        };
+        let path = [socket.as_slice(), suffix.as_bytes()].concat();
+        let path = OsStr::from_bytes(&path);
+        let Some(host) = self.ssh_host() else {
+            let made = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path);
+            return made
+                .map(drop)
+                .map_err(|e| TmuxError::Io(format!("{}: {e}", path.display())));
+        };
+        let make: [&OsStr; 5] = [
+            OsStr::new("sh"),
+            OsStr::new("-c"),
+            OsStr::new(": >\"$1\""),
+            OsStr::new("sh"),
+            path,
+        ];
+        let done = host
+            .run(&make, self.limits.tmux_command_timeout, None)
+            .await?;
+        match done.status.success() {
+            true => Ok(()),
+            false => Err(TmuxError::Io(
+                String::from_utf8_lossy(&done.stderr).trim().to_owned(),
+            )),
         }
     }
 

@@ -2,6 +2,8 @@
 //! call, `background`, `wait_for_command`, `list_commands`,
 //! `stop_command`; and the pane names the command that runs.
 
+use std::path::PathBuf;
+
 use serde_json::{Value, json};
 
 use crate::pane_clean_live::shell_pane;
@@ -9,6 +11,7 @@ use crate::support::mcp::McpClient;
 use crate::support::{BOUND, PrivateTmux, ok, shell_installed};
 
 const BASH: &str = "env PS1='$ ' bash --norc --noprofile";
+const FISH: &str = "fish --no-config -C 'function fish_prompt; echo -n \"\\$ \"; end'";
 
 fn id(r: &Value) -> String {
     r["command_id"].as_str().expect("a command_id").to_owned()
@@ -203,10 +206,22 @@ async fn until_end_recorded(tmux: &PrivateTmux, pane: &str, id: &str) {
 #[tokio::test]
 async fn a_restarted_server_takes_the_commands_over_from_tmux() {
     let tmux = PrivateTmux::start();
-    let ended_pane = shell_pane(&tmux, "ended", BASH).await;
+    // The first in fish, whose wrapper spells the record its own way.
+    let fish = shell_installed("fish", "a fish wrapper's end record");
+    let ended_pane = match fish {
+        true => shell_pane(&tmux, "ended", FISH).await,
+        false => shell_pane(&tmux, "ended", BASH).await,
+    };
     let running_pane = shell_pane(&tmux, "running", BASH).await;
     let socket = tmux.socket_path().display().to_string();
     let (mut a, mut first) = server(&tmux).await;
+    let flag = |pane: &str| {
+        let socket = tmux.cmd(&["display-message", "-p", "#{socket_path}"]);
+        PathBuf::from(format!("{}.tmux-mcp-end-{}", socket.trim(), &pane[1..]))
+    };
+    let quick = json!({"pane_id": ended_pane, "command": "exit 4"});
+    assert_eq!(call(&mut a, "run_command", quick).await["exit_status"], 4);
+    assert!(!flag(&ended_pane).exists());
     let mut ids = Vec::new();
     for (pane, lock, status) in [(&ended_pane, "one", 7), (&running_pane, "two", 9)] {
         tmux.cmd(&["wait-for", "-L", lock]);
@@ -219,10 +234,19 @@ async fn a_restarted_server_takes_the_commands_over_from_tmux() {
         .await;
         ids.push(id(&r));
     }
+    // Each pane's flag file asks its wrapper to record the end; a command
+    // that ended within its call left none.
+    assert!(flag(&ended_pane).exists() && flag(&running_pane).exists());
     first.kill().await.expect("kill the first server");
     // The first command ends while no server runs.
     tmux.cmd(&["wait-for", "-U", "one"]);
     until_end_recorded(&tmux, &ended_pane, &ids[0]).await;
+    // The wrapper removes the flag after recording.
+    let started = std::time::Instant::now();
+    while flag(&ended_pane).exists() {
+        assert!(started.elapsed() < BOUND, "the flag stayed");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
 
     let (mut b, _second) = server(&tmux).await;
     let listed = call(&mut b, "list_commands", json!({})).await;

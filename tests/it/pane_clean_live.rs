@@ -100,6 +100,10 @@ async fn the_pane_holds_only_what_a_person_would_have_seen() {
         assert_eq!(r["output"], json!(["x".repeat(230)]), "{shell}");
         let r = ok(&svc, "run_command", run("echo \"é ü\"")).await;
         assert_eq!(r["output"], json!(["é ü"]), "{shell}");
+        // Quotes and backslashes reach the shell as typed.
+        let quoted = r"printf '%s|%s\n' 'it'\''s' 'a\b'";
+        let r = ok(&svc, "run_command", run(quoted)).await;
+        assert_eq!(r["output"], json!([r"it's|a\b"]), "{shell}");
         // zsh starts with an empty row (PROMPT_SP); zsh and fish mark
         // output without a final newline: their own doing.
         let mut lines = at_prompt(&tmux, &pane).await;
@@ -115,6 +119,8 @@ async fn the_pane_holds_only_what_a_person_would_have_seen() {
             "x".repeat(230),
             "$ echo \"é ü\"".to_owned(),
             "é ü".to_owned(),
+            format!("$ {quoted}"),
+            r"it's|a\b".to_owned(),
             "$".to_owned(),
         ];
         if shell == "zsh" || shell == "fish" {

@@ -176,7 +176,8 @@ async fn a_timeout_says_what_the_pane_is_doing() {
             "{shell}: the live read kept its answer"
         );
         // In the live shell the command is the foreground job, by name (a
-        // subshell's job is led by the subshell).
+        // subshell's job is led by the subshell); a plain program is exec'd
+        // in the subshell, so the pane names it there too.
         for subshell in [true, false] {
             let r = ok(&svc, "run_command", run("sleep 30", subshell)).await;
             let got = (
@@ -186,6 +187,7 @@ async fn a_timeout_says_what_the_pane_is_doing() {
             assert_eq!(got.0, "running", "{shell}: {r}");
             assert!(got.1.contains("is still running"), "{shell}: {r}");
             assert!(subshell || got.1.contains("`sleep`"), "{shell}: {r}");
+            tmux.until_foreground(&pane, "sleep").await;
             tmux.cmd(&["send-keys", "-t", &pane, "C-c", ""]);
         }
     }

@@ -163,6 +163,7 @@ async fn type_command(
         suppress_history: run.suppress,
         fish: watch.command == "fish",
         subshell: run.subshell,
+        execs_last: ShellTyping::execs_last(&watch.command),
     };
     let one_line = !run.command.contains(['\n', '\r']);
     let marked = !run.subshell && one_line && prompt::shell_marks_prompt(watch);

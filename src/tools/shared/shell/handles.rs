@@ -13,7 +13,7 @@
 //! options that show nowhere in the pane: the start of a handle
 //! ([`START_OPTION`], set by us when run_command returns with it
 //! running) and its end ([`END_OPTION`], set by the wrapper line after
-//! its end marker). A restarted server takes the handles over from them
+//! its end marker when its call had returned, or by us when we see it). A restarted server takes the handles over from them
 //! ([`refresh`]), and any server reads the status there when the end
 //! marker never reached its stream (a flood paused the pane, no server
 //! ran): a wait that saw a gap reads it every [`LOST_END_PROBE`].
@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use super::span::{Delimiters, Span};
-use super::typed::END_OPTION;
+use super::typed::{self, END_OPTION};
 use crate::ids::PaneId;
 use crate::panes::LineView;
 use crate::tmux::Command;
@@ -178,18 +178,42 @@ fn recorded_end(value: &[u8], id: &str) -> Option<Option<i64>> {
     })
 }
 
-/// Records `record`'s start in its pane, for a server started later.
-/// Best effort: without it, only this process knows the handle.
+/// Records `record`'s start in its pane, for a server started later, and
+/// leaves the pane's flag file ([`typed::end_flag`]) that asks its wrapper
+/// to record the end too. Best effort: without them, only this process
+/// knows the handle.
 pub async fn record_start(target: &Target, record: &Record) {
     let set = Command::new("set-option")
         .flag("-p")
         .target(record.pane)
         .arg(START_OPTION)
         .arg(record.recorded());
+    let flag = typed::end_flag(record.pane);
+    let (set, flag) = tokio::join!(target.run(set), target.hub.flag_beside_socket(&flag));
+    let failed = [
+        set.err().map(|e| e.message),
+        flag.err().map(|e| e.to_string()),
+    ];
+    for e in failed.into_iter().flatten() {
+        eprintln!("tmux-mcp: recording command {} in tmux: {e}", record.id);
+    }
+}
+
+/// Records the end of command `id` in its pane's [`END_OPTION`], as its
+/// wrapper does when the flag file was there in time: a command that
+/// ended before the flag was made is recorded by the follower that saw
+/// the end.
+async fn record_end(target: &Target, pane: PaneId, id: &str, status: Option<i64>) {
+    let Some(status) = status else { return };
+    let set = Command::new("set-option")
+        .flag("-p")
+        .target(pane)
+        .arg(END_OPTION)
+        .arg(format!("{id} {status}"));
     if let Err(e) = target.run(set).await {
         eprintln!(
-            "tmux-mcp: recording command {} in tmux: {}",
-            record.id, e.message
+            "tmux-mcp: recording the end of command {id} in tmux: {}",
+            e.message
         );
     }
 }
@@ -441,6 +465,7 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
         }
         if let Some((at, status)) = reader.ended() {
             commands.end(&id, Some(at), status);
+            record_end(&target, record.pane, &id, status).await;
             return;
         }
         if reader.missed && due(&mut read_options) {

@@ -29,9 +29,19 @@ pub struct ShellTyping {
     pub fish: bool,
     /// In a child shell, not the pane's own.
     pub subshell: bool,
+    /// The shell execs a subshell's last simple command itself.
+    pub execs_last: bool,
 }
 
 impl ShellTyping {
+    /// Whether the shell named `shell` (the pane's current command) execs
+    /// the last simple command of a subshell itself: dash and zsh do;
+    /// bash does not. `sh` is taken for dash (Debian's): where it is bash,
+    /// a program runs under its subshell, and the pane shows `sh`.
+    pub fn execs_last(shell: &str) -> bool {
+        matches!(shell, "dash" | "zsh" | "sh")
+    }
+
     fn space(self) -> &'static str {
         if self.suppress_history { " " } else { "" }
     }
@@ -68,18 +78,23 @@ pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry, pane:
         }
         (true, true, None) => ("%s", format!("fish -c {quoted}"), "$status"),
         (true, false, _) => ("%s", format!("eval {quoted}"), "$status"),
+        // A plain command is typed as is. Run last in a subshell, a
+        // program found on the PATH is then exec'd (the pane shows it as
+        // its current command): dash and zsh do so themselves; for other
+        // shells the wrapper does, and a function, alias or builtin runs
+        // as typed.
+        (false, true, Some(_)) if how.execs_last => ("%b", format!("({command})"), "$?"),
         (false, true, Some(first)) => (
             "%b",
-            // A program found on the PATH is exec'd, as a shell runs the
-            // last command of a subshell; a function, alias or builtin is
-            // evaluated.
-            format!(
-                "(case $(command -v {first}) in /*) eval \"exec $(printf %b {quoted})\";; *) eval \"$(printf %b {quoted})\";; esac)"
-            ),
+            format!("(case $(command -v {first}) in /*) exec {command};; *) {command};; esac)"),
             "$?",
         ),
-        (false, true, None) => ("%b", format!("(eval \"$(printf %b {quoted})\")"), "$?"),
-        (false, false, _) => ("%b", format!("eval \"$(printf %b {quoted})\""), "$?"),
+        (false, true, None) => (
+            "%b",
+            format!("(eval {})", sh_source(command, &quoted)),
+            "$?",
+        ),
+        (false, false, _) => ("%b", format!("eval {}", sh_source(command, &quoted)), "$?"),
     };
     let end = end_part(nonce, how.fish, status, pane);
     let line = |rows: usize| {
@@ -113,33 +128,49 @@ pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry, pane:
     typed
 }
 
-/// The end of the wrapper line: the end marker with the status, then
-/// the status recorded in the pane's [`END_OPTION`] by the `tmux` client
-/// the shell finds (its `$TMUX`), once `$TMUX_PANE` says this is the
-/// pane. It is recorded in the background (no prompt waits on a tmux
-/// client), with no job message, and silently fails (no tmux on the PATH,
-/// a remote shell). It prints nothing: output after the prompt would be a
-/// gap in the recording once run_command returned (a marking shell's next
-/// command would then be wrapped again); a waiter that lost the end
-/// marker reads the option instead.
+/// The end of the wrapper line: the end marker with the status, then,
+/// only when the pane's flag file ([`end_flag`]) exists beside the tmux
+/// socket (its call returned with the command running: see
+/// `handles::record_start`), the status recorded in the pane's
+/// [`END_OPTION`] by the `tmux` client the shell finds (its `$TMUX`), once
+/// `$TMUX_PANE` says this is the pane. The test is a builtin: a command
+/// that ended within its call forks nothing more. The record runs in the
+/// background (no prompt waits on a tmux client), with no job message,
+/// and silently fails (no tmux on the PATH, a remote shell). It prints
+/// nothing: output after the prompt would be a gap in the recording once
+/// run_command returned; a waiter that lost the end marker reads the
+/// option instead.
 fn end_part(nonce: &str, fish: bool, status: &str, pane: PaneId) -> String {
     let marker = |what: &str| format!("printf '\\033]{OSC};{nonce};{what}\\007'");
+    let flag = end_flag(pane);
+    // `$1` the status, `$2` the flag file: positional, so no path is
+    // spliced into the line.
     let record = format!(
-        "tmux set-option -p -t '{pane}' {END_OPTION} \"{nonce} $__tmux_mcp_s\" </dev/null >/dev/null 2>&1"
+        "tmux set-option -p -t \"{pane}\" {END_OPTION} \"{nonce} $1\" </dev/null >/dev/null 2>&1; rm -f \"$2\""
     );
     let end = marker("E;%d");
     if fish {
         // fish runs no block in the background, and reports a job's end
         // unless it is disowned: `sh` records it.
+        let socket = "(string replace -r ',[^,]*,[^,]*$' '' -- \"$TMUX\")";
         format!(
-            "set __tmux_mcp_s {status}; {end} $__tmux_mcp_s; if test \"$TMUX_PANE\" = '{pane}'; sh -c \"{}\" &; disown 2>/dev/null; end; set -e __tmux_mcp_s",
-            record.replace('"', "'")
+            "set __tmux_mcp_s {status}; {end} $__tmux_mcp_s; if test \"$TMUX_PANE\" = '{pane}'; and test -e {socket}{flag}; sh -c '{record}' sh $__tmux_mcp_s {socket}{flag} &; disown 2>/dev/null; end; set -e __tmux_mcp_s"
         )
     } else {
+        // The socket is `$TMUX` without its last two fields (pid, session).
+        let file = format!("\"${{TMUX%,*,*}}{flag}\"");
         format!(
-            "__tmux_mcp_s={status}; {end} \"$__tmux_mcp_s\"; (case ${{TMUX_PANE-}} in '{pane}') {{ {record}; }} & esac); unset __tmux_mcp_s"
+            "__tmux_mcp_s={status}; {end} \"$__tmux_mcp_s\"; case ${{TMUX_PANE-}} in '{pane}') if [ -e {file} ]; then (sh -c '{record}' sh \"$__tmux_mcp_s\" {file} &); fi;; esac; unset __tmux_mcp_s"
         )
     }
+}
+
+/// What follows the tmux socket's path in the name of the file that asks
+/// `pane`'s wrapper to record its end: `<socket>.tmux-mcp-end-<N>`. One per
+/// pane: a flag left by a command that ended before it was made only
+/// makes the pane's next command record its end, and remove the flag.
+pub fn end_flag(pane: PaneId) -> String {
+    format!(".tmux-mcp-end-{}", pane.0)
 }
 
 /// The program a plain command runs (`sleep 30`, `make -j4 test`): words
@@ -154,6 +185,17 @@ fn plain_program(command: &str) -> Option<&str> {
     let first = command.split(' ').find(|w| !w.is_empty())?;
     let program = !first.contains('=') && !first.starts_with('-') && first != "exec";
     program.then_some(first)
+}
+
+/// What a POSIX shell evals for `command`: the command itself in single
+/// quotes when it is one line of printable ASCII, else decoded from its
+/// `printf %b` form (`quoted`), which costs the shell a fork.
+fn sh_source(command: &str, quoted: &str) -> String {
+    if command.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        format!("'{}'", command.replace('\'', "'\\''"))
+    } else {
+        format!("\"$(printf %b {quoted})\"")
+    }
 }
 
 /// `text` for a single-quoted `printf %b` argument in a POSIX shell,
@@ -239,6 +281,7 @@ mod tests {
             suppress_history: false,
             fish: shell == "fish",
             subshell,
+            execs_last: ShellTyping::execs_last(shell),
         }
     }
 
@@ -269,11 +312,19 @@ mod tests {
     #[test]
     fn the_live_shell_evals_in_place_and_the_subshell_in_a_child() {
         let sh = |subshell| wrapped("cd /tmp; pwd", "abc", how("sh", subshell), AT, PANE);
+        assert!(sh(true).contains("; (eval 'cd /tmp; pwd'); __tmux_mcp_s=$?; printf"));
+        assert!(sh(false).contains("; eval 'cd /tmp; pwd'; __tmux_mcp_s=$?; printf"));
+        // Quotes as the shell reads them; a line that is not printable
+        // ASCII is decoded from its escaped form.
+        let quoted = wrapped(r"echo 'a\b'", "abc", how("sh", true), AT, PANE);
         assert!(
-            sh(true).contains("; (eval \"$(printf %b 'cd /tmp; pwd')\"); __tmux_mcp_s=$?; printf")
+            quoted.contains(r"; (eval 'echo '\''a\b'\'''); "),
+            "{quoted}"
         );
+        let two = wrapped("echo a\necho é", "abc", how("sh", false), AT, PANE);
         assert!(
-            sh(false).contains("; eval \"$(printf %b 'cd /tmp; pwd')\"; __tmux_mcp_s=$?; printf")
+            two.contains(r#"; eval "$(printf %b 'echo a\necho \0303\0251')"; "#),
+            "{two}"
         );
         let fish = |subshell| wrapped("cd /tmp; pwd", "abc", how("fish", subshell), AT, PANE);
         assert!(fish(true).contains("; fish -c 'cd /tmp; pwd'; set __tmux_mcp_s $status; printf"));
@@ -287,18 +338,23 @@ mod tests {
     }
 
     #[test]
-    fn the_end_is_recorded_in_the_pane_option_for_a_later_server() {
+    fn the_end_is_recorded_in_the_pane_option_only_when_the_flag_asks() {
+        let record = "sh -c 'tmux set-option -p -t \"%3\" @tmux_mcp_end \"abc $1\" </dev/null >/dev/null 2>&1; rm -f \"$2\"' sh";
         let sh = wrapped("false", "abc", how("sh", true), AT, PANE);
         assert!(
-            sh.contains("(case ${TMUX_PANE-} in '%3') { tmux set-option -p -t '%3' @tmux_mcp_end \"abc $__tmux_mcp_s\" </dev/null >/dev/null 2>&1; } & esac); unset __tmux_mcp_s"),
+            sh.contains(&format!("case ${{TMUX_PANE-}} in '%3') if [ -e \"${{TMUX%,*,*}}.tmux-mcp-end-3\" ]; then ({record} \"$__tmux_mcp_s\" \"${{TMUX%,*,*}}.tmux-mcp-end-3\" &); fi;; esac; unset __tmux_mcp_s")),
             "{sh}"
         );
         let fish = wrapped("false", "abc", how("fish", true), AT, PANE);
+        let socket = "(string replace -r ',[^,]*,[^,]*$' '' -- \"$TMUX\")";
         assert!(
-            fish.contains("if test \"$TMUX_PANE\" = '%3'; sh -c \"tmux set-option -p -t '%3' @tmux_mcp_end 'abc $__tmux_mcp_s' </dev/null >/dev/null 2>&1\" &; disown 2>/dev/null; end"),
+            fish.contains(&format!("if test \"$TMUX_PANE\" = '%3'; and test -e {socket}.tmux-mcp-end-3; {record} $__tmux_mcp_s {socket}.tmux-mcp-end-3 &; disown 2>/dev/null; end")),
             "{fish}"
         );
-        assert!(fish.ends_with("; end; set -e __tmux_mcp_s"), "{fish}");
+        assert!(
+            fish.trim_end().ends_with("; end; set -e __tmux_mcp_s"),
+            "{fish}"
+        );
     }
 
     #[test]
@@ -315,10 +371,18 @@ mod tests {
         ] {
             assert_eq!(plain_program(other), None, "{other}");
         }
+        // dash and zsh exec it themselves; bash is told to.
         let sh = wrapped("sleep 30", "abc", how("sh", true), AT, PANE);
         assert!(
-            sh.contains("(case $(command -v sleep) in /*) eval \"exec $(printf %b 'sleep 30')\";;"),
+            sh.contains("'sleep 30'; (sleep 30); __tmux_mcp_s=$?"),
             "{sh}"
+        );
+        let bash = wrapped("sleep 30", "abc", how("bash", true), AT, PANE);
+        assert!(
+            bash.contains(
+                "; (case $(command -v sleep) in /*) exec sleep 30;; *) sleep 30;; esac); "
+            ),
+            "{bash}"
         );
         let fish = wrapped("sleep 30", "abc", how("fish", true), AT, PANE);
         assert!(fish.contains("fish -c 'if functions -q sleep; or not command -q sleep; sleep 30; else; exec sleep 30; end'"), "{fish}");
