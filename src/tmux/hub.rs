@@ -49,9 +49,11 @@
 use std::any::Any;
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsStr;
+use std::future::Future;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Poll;
 use std::time::Duration;
 
 use tokio::sync::{Notify, OnceCell};
@@ -326,17 +328,27 @@ impl Hub {
     /// Before input (keys or a paste) reaches a pane, where the pane stands
     /// is recorded ([`InputMark`]): a wait `since` the input reads from it.
     pub async fn run(&self, command: &Command) -> Result<Lines, TmuxError> {
-        if let Some(pane) = input_to(command) {
-            self.mark_input(pane).await;
+        match input_to(command) {
+            Some(pane) => self.run_marked(command, pane).await,
+            None => self.run_unmarked(command).await,
         }
-        self.run_unmarked(command).await
     }
 
-    /// Records where `pane` stands now, in this process's recording and in
-    /// tmux's terms (read together: the server, the pane's process, its
-    /// rows and the screen). A pane tmux does not answer for keeps only
-    /// what the recording says.
-    async fn mark_input(&self, pane: PaneId) {
+    /// Runs `commands` on the command client together: each is queued as
+    /// soon as it is polled, in order, so they reach tmux back to back and,
+    /// as a rule, run in one go with no pane output parsed between them.
+    /// Replies in the same order.
+    pub async fn run_together(&self, commands: &[Command]) -> Vec<Result<Lines, TmuxError>> {
+        in_order(commands.iter().map(|c| self.run(c)).collect()).await
+    }
+
+    /// Runs input `command` for `pane` after recording where the pane
+    /// stands, in this process's recording and in tmux's terms (the
+    /// server, the pane's process, its rows and the screen): the two reads
+    /// are queued ahead of the input on the same client, so tmux runs them
+    /// first, and the input costs no extra round trip. A pane tmux does not
+    /// answer for keeps only what the recording says.
+    async fn run_marked(&self, command: &Command, pane: PaneId) -> Result<Lines, TmuxError> {
         let ring = self.panes.end_of(pane);
         let rows = Command::new("display-message")
             .flag("-p")
@@ -348,12 +360,15 @@ impl Hub {
             .flag("-J")
             .opt("-S", "0")
             .target(pane);
-        let (rows, screen) = tokio::join!(self.run_unmarked(&rows), self.run_unmarked(&screen));
+        let runs = [&rows, &screen, command].map(|c| self.run_unmarked(c));
+        let mut replies = in_order(runs.into()).await.into_iter();
+        let (rows, screen, input) = (replies.next(), replies.next(), replies.next());
         let tmux = match (rows, screen) {
-            (Ok(rows), Ok(screen)) => tmux_mark(&rows, &screen),
+            (Some(Ok(rows)), Some(Ok(screen))) => tmux_mark(&rows, &screen),
             _ => None,
         };
         self.panes.record_input(pane, InputMark { ring, tmux });
+        input.unwrap_or(Err(TmuxError::NotSent))
     }
 
     async fn run_unmarked(&self, command: &Command) -> Result<Lines, TmuxError> {
@@ -512,8 +527,21 @@ impl Hub {
         session: SessionId,
         pane: PaneId,
     ) -> Result<Stream, TmuxError> {
+        self.stream_when(session, pane, true).await
+    }
+
+    /// [`Hub::stream`], handing the lease out once its `continue` is
+    /// written (`unpaused: false`), not run: the holder awaits
+    /// [`Lease::unpaused`] before anything another client sends can make
+    /// the pane print, and meanwhile does other round trips.
+    pub async fn stream_when(
+        self: &Arc<Self>,
+        session: SessionId,
+        pane: PaneId,
+        unpaused: bool,
+    ) -> Result<Stream, TmuxError> {
         let deadline = tokio::time::Instant::now() + self.limits.attach_timeout;
-        match self.lease(session, pane, Some(deadline)).await? {
+        match self.lease(session, pane, Some(deadline), unpaused).await? {
             Some(stream) => Ok(stream),
             None => Err(TmuxError::Command(format!(
                 "all {} streaming clients of this tmux server are busy with other waits \
@@ -531,7 +559,7 @@ impl Hub {
         session: SessionId,
         pane: PaneId,
     ) -> Result<Option<Stream>, TmuxError> {
-        self.lease(session, pane, None).await
+        self.lease(session, pane, None, true).await
     }
 
     /// Resolves when a client became idle or went away: a streaming slot
@@ -545,6 +573,7 @@ impl Hub {
         session: SessionId,
         pane: PaneId,
         wait_until: Option<tokio::time::Instant>,
+        unpaused: bool,
     ) -> Result<Option<Stream>, TmuxError> {
         loop {
             let Some(client) = self.streaming(session, wait_until).await? else {
@@ -567,6 +596,9 @@ impl Hub {
                 continue;
             }
             let mut lease = lease;
+            if !unpaused {
+                return Ok(Some(Stream { client, lease }));
+            }
             let limit = self.limits.tmux_command_timeout;
             match tokio::time::timeout(limit, lease.unpaused()).await {
                 Ok(Ok(())) => return Ok(Some(Stream { client, lease })),
@@ -866,8 +898,33 @@ fn input_to(command: &Command) -> Option<PaneId> {
     }
 }
 
+/// Awaits `runs`, polling each in the order given: what they send is
+/// queued in that order.
+async fn in_order<F: Future>(runs: Vec<F>) -> Vec<F::Output> {
+    let mut runs: Vec<_> = runs.into_iter().map(Box::pin).collect();
+    let mut done: Vec<Option<F::Output>> = runs.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (run, out) in runs.iter_mut().zip(done.iter_mut()) {
+            if out.is_none() {
+                match run.as_mut().poll(cx) {
+                    Poll::Ready(r) => *out = Some(r),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    done.into_iter().flatten().collect()
+}
+
 /// The tmux half of an [`InputMark`] from the replies of
-/// [`Hub::mark_input`]'s two commands; `None` on any doubt.
+/// [`Hub::run_marked`]'s two reads; `None` on any doubt.
 fn tmux_mark(rows: &[Vec<u8>], screen: &[Vec<u8>]) -> Option<(u32, u32, Anchor)> {
     let line = std::str::from_utf8(rows.first()?).ok()?;
     let mut fields = line.split(' ').map(|f| f.parse::<u64>().ok());

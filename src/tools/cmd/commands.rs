@@ -105,7 +105,7 @@ async fn result(
         missed,
     } = waited;
     let last = output.last().map(str::to_owned);
-    let (rows, anchor) = observe::anchor_at(target, record.pane, last.as_deref())
+    let (rows, anchor) = observe::anchor_at(target, record.pane, None, last.as_deref())
         .await
         .unwrap_or_default();
     let cursor = from.map(|offset| {

@@ -13,8 +13,8 @@ use crate::tools::shared::args::seconds;
 use crate::tools::shared::args::yes;
 use crate::tools::shared::bounded::{self, HeadTail, MaxLines};
 use crate::tools::shared::cursor::{Cursor, OutputSpan};
-use crate::tools::shared::lookup::PaneSel;
-use crate::tools::shared::observe::{self, Watch, watch_pane};
+use crate::tools::shared::lookup::{self, PaneSel};
+use crate::tools::shared::observe::{self, Watch};
 use crate::tools::shared::pace::Pace;
 use crate::tools::shared::person;
 use crate::tools::shared::shell::handles::{self, Commands, Record};
@@ -176,6 +176,7 @@ async fn type_command(
     };
     // A person typing there first finishes their line.
     person::before_typing(target, watch.id, false).await?;
+    watch.unpaused(target).await?;
     let cursor = watch.end();
     // The line and its Enter (`\r`, the byte the Enter key sends) in one
     // command: a round trip less.
@@ -240,7 +241,9 @@ async fn run_command(
 ) -> ToolResult<RunCommandResult> {
     let started = Instant::now();
     let run = check(&app, &args)?;
-    let mut watch = watch_pane(&target, &args.pane).await?;
+    let pane = lookup::resolve_pane(&target, &args.pane).await?;
+    // The stream's `continue` goes on while the checks before typing run.
+    let mut watch = Watch::start_typing(&target, pane).await?;
     state::await_shell(&mut watch, &target).await?;
     let (max_lines, max_bytes) = output_bound(
         args.max_lines,
@@ -275,9 +278,14 @@ async fn run_command(
     // tmux's own lines after the anchor (see `capture_since`).
     let last = output.last().map(str::to_owned);
     // A pane the command ended has no anchor: its cursor pages the output.
-    let (rows, anchor) = observe::anchor_at(&target, watch.id, last.as_deref())
-        .await
-        .unwrap_or_default();
+    let (rows, anchor) = observe::anchor_at(
+        &target,
+        watch.id,
+        Some(watch.geometry.height),
+        last.as_deref(),
+    )
+    .await
+    .unwrap_or_default();
     let paged = span.ended.is_some() || output.truncated() || missed;
     let page = span.output_from.map(|from| {
         Cursor {

@@ -63,6 +63,17 @@ pub struct Watch {
     command_timeout: Duration,
 }
 
+/// How a watch begins streaming its pane.
+#[derive(Clone, Copy)]
+enum Begin {
+    /// Once tmux has run the pane's `continue`.
+    Streamed,
+    /// The same, or not yet when no streaming slot is free.
+    Deferrable,
+    /// With the `continue` in flight (see [`Watch::start_typing`]).
+    Typing,
+}
+
 /// A pane's size and cursor position, in cells.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Geometry {
@@ -74,24 +85,51 @@ pub struct Geometry {
 impl Watch {
     /// Starts (or joins) the recording of `id`'s output.
     pub async fn start(target: &Target, id: PaneId) -> ToolResult<Watch> {
-        Watch::begin(target, id, false).await
+        Watch::begin(target, id, Begin::Streamed).await
+    }
+
+    /// [`Watch::start`] for a caller that will type into the pane: the
+    /// stream's `continue` is in flight when this returns, and
+    /// [`Watch::unpaused`] must have returned before the input is sent.
+    pub async fn start_typing(target: &Target, id: PaneId) -> ToolResult<Watch> {
+        Watch::begin(target, id, Begin::Typing).await
+    }
+
+    /// Returns once tmux streams the pane to us (see [`Watch::start_typing`]).
+    /// A client gone meanwhile is replaced: what came before is a gap.
+    pub async fn unpaused(&mut self, target: &Target) -> ToolResult<()> {
+        let Some(stream) = &mut self.stream else {
+            return Ok(());
+        };
+        let limit = self.command_timeout;
+        match tokio::time::timeout(limit, stream.lease.unpaused()).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) if stream.client.is_closed() => {
+                let stream = target.hub.stream(self.session, self.id).await?;
+                self.streamed(stream);
+                Ok(())
+            }
+            Ok(Err(e)) => Err(e.into()),
+            Err(_) => Err(TmuxError::Timeout(limit).into()),
+        }
     }
 
     /// [`Watch::start`] for a wait that matches the screen after a gap:
     /// with every streaming slot busy it starts unstreamed (see the module
     /// docs) instead of waiting for one.
     pub async fn start_deferrable(target: &Target, id: PaneId) -> ToolResult<Watch> {
-        Watch::begin(target, id, true).await
+        Watch::begin(target, id, Begin::Deferrable).await
     }
 
-    async fn begin(target: &Target, id: PaneId, deferrable: bool) -> ToolResult<Watch> {
+    async fn begin(target: &Target, id: PaneId, how: Begin) -> ToolResult<Watch> {
         let (session, described) = describe(target, id).await?;
         // Streamed (unpaused) before anything is captured: the capture's
         // sync point then splits the output exactly.
-        let stream = if deferrable {
-            target.hub.try_stream(session, id).await?
-        } else {
-            Some(target.hub.stream(session, id).await?)
+        let hub = &target.hub;
+        let stream = match how {
+            Begin::Streamed => Some(hub.stream(session, id).await?),
+            Begin::Deferrable => hub.try_stream(session, id).await?,
+            Begin::Typing => Some(hub.stream_when(session, id, false).await?),
         };
         let follower = Follower::new(target.hub.panes().watch(id, session));
         Ok(Watch {
@@ -433,34 +471,13 @@ pub async fn rows(target: &Target, id: PaneId) -> ToolResult<Rows> {
     parse_rows(&target.run(rows_command(id)).await?, id)
 }
 
-/// Runs `commands` on the command client together: each is queued as soon
-/// as it is polled, in order, so they reach tmux back to back and, as a
-/// rule, run in one go with no pane output parsed between them. Replies in
-/// the same order.
+/// Runs `commands` on the command client together ([`Hub::run_together`]).
 async fn run_together(target: &Target, commands: Vec<Command>) -> Vec<ToolResult<Vec<Vec<u8>>>> {
-    let mut runs: Vec<_> = commands
+    let replies = target.hub.run_together(&commands).await;
+    replies
         .into_iter()
-        .map(|cmd| Box::pin(target.run(cmd)))
-        .collect();
-    let mut replies: Vec<Option<ToolResult<Vec<Vec<u8>>>>> = runs.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (run, reply) in runs.iter_mut().zip(replies.iter_mut()) {
-            if reply.is_none() {
-                match run.as_mut().poll(cx) {
-                    std::task::Poll::Ready(r) => *reply = Some(r),
-                    std::task::Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            std::task::Poll::Pending
-        } else {
-            std::task::Poll::Ready(())
-        }
-    })
-    .await;
-    replies.into_iter().flatten().collect()
+        .map(|r| r.map_err(ToolError::from))
+        .collect()
 }
 
 fn capture_command(id: PaneId, state: &Rows, from: Option<u64>, to: Option<u64>) -> Command {
@@ -720,12 +737,24 @@ pub async fn read_back(
 /// A cursor's anchor for pane `id` now: the last line printed whose text
 /// is `last` (the last line a call returned), looked for from the bottom
 /// of the screen and the screenful above it, else the last line with text.
+/// Given the pane's `height`, one round trip: the capture starts that many
+/// rows above the screen (tmux stops at the oldest it holds), and the rows
+/// read with it number its lines.
 pub async fn anchor_at(
     target: &Target,
     id: PaneId,
+    height: Option<usize>,
     last: Option<&str>,
 ) -> ToolResult<(Rows, Anchor)> {
-    let state = rows(target, id).await?;
+    let state = match height {
+        // Rows as seen from the screen's top: `from` is `height` above it.
+        Some(height) => Rows {
+            history: height as u64,
+            height: height as u64,
+            ..Rows::default()
+        },
+        None => rows(target, id).await?,
+    };
     let from = state.history.saturating_sub(state.height);
     let (lines, rows) = capture_from(target, id, &state, Some(from)).await?;
     let found = last.and_then(|text| {
