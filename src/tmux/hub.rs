@@ -551,6 +551,13 @@ impl Hub {
         }
     }
 
+    /// Whether `session`'s streaming client is attached now.
+    pub fn streams_session(&self, session: SessionId) -> bool {
+        let clients = self.clients();
+        let client = clients.streams.get(&session).and_then(|c| c.get());
+        client.is_some_and(|c| !c.is_closed())
+    }
+
     /// [`Hub::stream`] if a streaming slot is free now (or an idle client
     /// can make room); `None` when every slot is busy. Wait on
     /// [`Hub::slot_freed`] and try again.

@@ -245,3 +245,28 @@ async fn a_password_prompt_is_secret_on_timeout() {
         assert_eq!(r["exit_status"], 0, "{command}: the pane is back: {r}");
     }
 }
+
+/// A pane moved to another session between two calls: the second call
+/// streams it on that session's client (the first one's is guessed from
+/// the recording, and let go), and its output is exact.
+#[tokio::test]
+async fn a_pane_moved_to_another_session_between_calls_runs_there() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = shell_pane(&tmux, "moving", "env PS1='$ ' sh").await;
+    let run = |command: &str| json!({"pane_id": pane, "command": command, "timeout": 10});
+    let r = ok(&svc, "run_command", run("echo before")).await;
+    assert_eq!(r["output"], json!(["before"]), "{r}");
+    tmux.cmd(&["new-session", "-d", "-s", "elsewhere"]);
+    tmux.cmd(&["move-window", "-s", &pane, "-t", "elsewhere:"]);
+    let session = tmux.cmd(&["display-message", "-p", "-t", &pane, "#{session_name}"]);
+    assert_eq!(session.trim(), "elsewhere");
+    for n in 0..3 {
+        let r = ok(&svc, "run_command", run(&format!("echo after-{n}"))).await;
+        assert_eq!(
+            (r["exit_status"].clone(), r["output"].clone()),
+            (json!(0), json!([format!("after-{n}")])),
+            "{r}"
+        );
+    }
+}

@@ -153,10 +153,12 @@ fn check<'a>(app: &App, args: &'a RunCommandArgs) -> ToolResult<Checked<'a>> {
 /// Types the command line and Enter once the prompt is drawn: the command
 /// alone when the live shell marks its commands, else the wrapper. Returns
 /// the delimiters to look for and the recording's offset before the typing.
+/// `seen`: what the person check read ahead.
 async fn type_command(
     watch: &mut Watch,
     target: &Target,
     run: &Checked<'_>,
+    seen: Option<person::Seen>,
 ) -> ToolResult<(Delimiters, u64, Record)> {
     prompt::prompt_drawn(watch, target).await?;
     let how = ShellTyping {
@@ -175,7 +177,7 @@ async fn type_command(
         (Delimiters::Markers(nonce.clone()), line)
     };
     // A person typing there first finishes their line.
-    person::before_typing(target, watch.id, false).await?;
+    person::before_typing_seen(target, watch.id, false, seen).await?;
     watch.unpaused(target).await?;
     let cursor = watch.end();
     // The line and its Enter (`\r`, the byte the Enter key sends) in one
@@ -242,15 +244,21 @@ async fn run_command(
     let started = Instant::now();
     let run = check(&app, &args)?;
     let pane = lookup::resolve_pane(&target, &args.pane).await?;
-    // The stream's `continue` goes on while the checks before typing run.
-    let mut watch = Watch::start_typing(&target, pane).await?;
+    // What the person check reads goes out with the pane's description
+    // and its stream's `continue`: one round trip.
+    let (watch, seen) = tokio::join!(
+        Watch::start_typing(&target, pane),
+        person::look_ahead(&target, pane)
+    );
+    let (mut watch, seen) = (watch?, seen?);
     state::await_shell(&mut watch, &target).await?;
     let (max_lines, max_bytes) = output_bound(
         args.max_lines,
         watch.geometry.height,
         app.config.limits.tool_result,
     )?;
-    let (delimiters, mut cursor, mut record) = type_command(&mut watch, &target, &run).await?;
+    let (delimiters, mut cursor, mut record) =
+        type_command(&mut watch, &target, &run, seen).await?;
     let mut pace = Pace::new(&ctx, format!("pane {}", watch.id), started, run.effective);
     pace.report_start("command typed");
 

@@ -122,17 +122,52 @@ impl Watch {
     }
 
     async fn begin(target: &Target, id: PaneId, how: Begin) -> ToolResult<Watch> {
+        if let Begin::Typing = how {
+            return Watch::begin_typing(target, id).await;
+        }
         let (session, described) = describe(target, id).await?;
         // Streamed (unpaused) before anything is captured: the capture's
         // sync point then splits the output exactly.
-        let hub = &target.hub;
         let stream = match how {
-            Begin::Streamed => Some(hub.stream(session, id).await?),
-            Begin::Deferrable => hub.try_stream(session, id).await?,
-            Begin::Typing => Some(hub.stream_when(session, id, false).await?),
+            Begin::Deferrable => target.hub.try_stream(session, id).await?,
+            _ => Some(target.hub.stream(session, id).await?),
         };
+        Ok(Watch::new(target, id, session, described, stream))
+    }
+
+    /// [`Watch::start_typing`]: a pane recorded before is streamed on the
+    /// session it was in then, while it is described; one that moved to
+    /// another session meanwhile is streamed on its own session's client
+    /// once the description says so.
+    async fn begin_typing(target: &Target, id: PaneId) -> ToolResult<Watch> {
+        let hub = &target.hub;
+        let recorded = hub.panes().get(id).map(|pane| pane.lock().session);
+        let early = async {
+            match recorded {
+                Some(session) if hub.streams_session(session) => {
+                    Some(hub.stream_when(session, id, false).await)
+                }
+                _ => None,
+            }
+        };
+        let (described, early) = tokio::join!(describe(target, id), early);
+        let (session, described) = described?;
+        let stream = match early {
+            Some(Ok(stream)) if recorded == Some(session) => stream,
+            _ => hub.stream_when(session, id, false).await?,
+        };
+        Ok(Watch::new(target, id, session, described, Some(stream)))
+    }
+
+    fn new(
+        target: &Target,
+        id: PaneId,
+        session: SessionId,
+        described: Described,
+        stream: Option<Stream>,
+    ) -> Watch {
         let follower = Follower::new(target.hub.panes().watch(id, session));
-        Ok(Watch {
+        Watch {
             id,
             stream,
             need: Need::Exact,
@@ -146,7 +181,7 @@ impl Watch {
             follower,
             hub: target.hub.clone(),
             command_timeout: target.hub.limits().tmux_command_timeout,
-        })
+        }
     }
 
     /// The wait only matches the screen after a gap: a flood may be paused

@@ -134,11 +134,44 @@ async fn look(
     Ok((facts?, parse_clients(&list?)))
 }
 
+/// What [`before_typing_seen`] reads of a pane and the clients, read
+/// ahead (with other round trips) by [`look_ahead`].
+pub struct Seen {
+    facts: Vec<String>,
+    clients: Vec<Client>,
+    at: Instant,
+}
+
+/// A [`Seen`] older than this is read again.
+const SEEN_FRESH: Duration = Duration::from_millis(50);
+
+/// Reads what the check before typing into `pane` needs, to pass to
+/// [`before_typing_seen`] (`None` when no check is made).
+pub async fn look_ahead(target: &Target, pane: PaneId) -> ToolResult<Option<Seen>> {
+    let limits = target.hub.limits();
+    if limits.secret_input && limits.human_quiet.is_none() {
+        return Ok(None);
+    }
+    let (facts, clients) = look(target, pane, limits.human_quiet.is_some()).await?;
+    let at = Instant::now();
+    Ok(Some(Seen { facts, clients, at }))
+}
+
 /// Checks, and waits where the person has the floor, before typing into
 /// `pane`; how long it waited. `no_secret`: what is typed cannot be a
 /// password (a key that gives up on the prompt), so a password prompt
 /// does not refuse it.
 pub async fn before_typing(target: &Target, pane: PaneId, no_secret: bool) -> ToolResult<Waited> {
+    before_typing_seen(target, pane, no_secret, None).await
+}
+
+/// [`before_typing`] from what [`look_ahead`] read, while it is fresh.
+pub async fn before_typing_seen(
+    target: &Target,
+    pane: PaneId,
+    no_secret: bool,
+    mut seen: Option<Seen>,
+) -> ToolResult<Waited> {
     let limits = target.hub.limits();
     let (secret_ok, quiet) = (limits.secret_input || no_secret, limits.human_quiet);
     if secret_ok && quiet.is_none() {
@@ -147,7 +180,10 @@ pub async fn before_typing(target: &Target, pane: PaneId, no_secret: bool) -> To
     let started = Instant::now();
     let mut waited = Duration::ZERO;
     loop {
-        let (facts, clients) = look(target, pane, quiet.is_some()).await?;
+        let (facts, clients) = match seen.take().filter(|s| s.at.elapsed() < SEEN_FRESH) {
+            Some(seen) => (seen.facts, seen.clients),
+            None => look(target, pane, quiet.is_some()).await?,
+        };
         let (tty, pid, window, session) = (&facts[1], &facts[2], &facts[3], &facts[4]);
         if !secret_ok && is_secret(target, tty, pid).await {
             tell_person(target, pane, tty, session, &clients).await;
