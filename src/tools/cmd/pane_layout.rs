@@ -125,9 +125,10 @@ async fn resize_pane(Call { app, target, .. }: Call, args: ResizePaneArgs) -> To
     // unzoomed first, and our zooms and resizes take turns: another call
     // cannot zoom it between the unzoom and the resize.
     let unzoom_first = target.hub.features().await.unzoom_before_resize;
-    let _turn = match unzoom_first {
-        true => Some(RESIZES.lock().await),
-        false => None,
+    let _turn = if unzoom_first {
+        Some(RESIZES.lock().await)
+    } else {
+        None
     };
     match args.zoom {
         Some(zoom) => {
