@@ -115,6 +115,14 @@ pub struct Features {
     /// notification until the block closes: they come after `%end`, as
     /// notifications, and a reply line is only ever output.
     pub notices_in_reply: bool,
+    /// `resize-pane -x`/`-y` of a pane of a zoomed window crashes tmux
+    /// master (3.8-dev at c1f947a3c; SIGSEGV in `cmd_resize_pane_exec`):
+    /// it reads the pane's layout cell before it unzooms the window, and
+    /// while zoomed every pane but the zoomed one has none (a NULL
+    /// `lc->parent` after the resize; for the zoomed pane itself, the cell
+    /// the unzoom freed). So the window is unzoomed (`resize-pane -Z`)
+    /// first, as tmux itself would before resizing.
+    pub unzoom_before_resize: bool,
     /// Pane options, `set-option -p` (3.0 on): a pane's maker mark is a
     /// pane option; before, panes are left unmarked.
     pub pane_options: bool,
@@ -130,6 +138,7 @@ impl Features {
             line_marks: version >= Version::new(3, 7),
             pause_before_respawn: version >= Version::new(3, 2) && version < Version::new(3, 8),
             notices_in_reply: version < Version::new(3, 8),
+            unzoom_before_resize: version >= Version::new(3, 8),
             pane_options: version >= Version::new(3, 0),
         }
     }
@@ -177,5 +186,7 @@ mod tests {
         assert!(!f("3.8").pause_before_respawn && !f("3.9").pause_before_respawn);
         assert!(f("3.3a").notices_in_reply && f("3.7c").notices_in_reply);
         assert!(!f("next-3.8").notices_in_reply && !f("3.8").notices_in_reply);
+        assert!(!f("3.3a").unzoom_before_resize && !f("3.7c").unzoom_before_resize);
+        assert!(f("next-3.8").unzoom_before_resize && f("3.9").unzoom_before_resize);
     }
 }

@@ -130,6 +130,52 @@ async fn resize_pane_sizes_and_zoom() {
     assert_eq!(show(&tmux, &top, "#{window_zoomed_flag}"), "0");
 }
 
+/// tmux master (3.8-dev) crashed on `resize-pane -y` of a pane of a
+/// zoomed window that is not the zoomed pane (`Features::
+/// unzoom_before_resize`): every release must come out of these unzoomed,
+/// resized, and with the same server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resizing_a_pane_of_a_zoomed_window_unzooms_it_and_tmux_lives() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pid = show(&tmux, "main:0", "#{pid}");
+    let top = active(&tmux, "main:0");
+    let bottom = split(&tmux, &top, "-v");
+    let right = split(&tmux, &bottom, "-h");
+
+    // Another pane than the zoomed one (the crash), then the zoomed one.
+    let cases = [
+        (&bottom, "height", 7, "#{pane_height}"),
+        (&right, "width", 30, "#{pane_width}"),
+        (&top, "height", 9, "#{pane_height}"),
+    ];
+    for (pane, field, size, format) in cases {
+        ok(&svc, "resize_pane", json!({"pane_id": top, "zoom": true})).await;
+        assert_eq!(show(&tmux, &top, "#{window_zoomed_flag}"), "1");
+        let resized = ok(&svc, "resize_pane", json!({"pane_id": pane, field: size})).await;
+        assert_eq!(
+            show(&tmux, "main:0", "#{pid}"),
+            pid,
+            "resizing {pane} ({field})"
+        );
+        assert_eq!(show(&tmux, pane, "#{window_zoomed_flag}"), "0");
+        assert_eq!(show(&tmux, pane, format), size.to_string());
+        assert_eq!(resized[format!("pane_{field}")], size.to_string());
+    }
+
+    // Zooms and resizes of one window sent together.
+    for round in 0..10 {
+        let zoom = ok(&svc, "resize_pane", json!({"pane_id": top, "zoom": true}));
+        let resize = ok(
+            &svc,
+            "resize_pane",
+            json!({"pane_id": bottom, "height": 5 + round}),
+        );
+        tokio::join!(zoom, resize);
+        assert_eq!(show(&tmux, "main:0", "#{pid}"), pid, "round {round}");
+    }
+}
+
 #[tokio::test]
 async fn set_pane_title_is_literal_and_keeps_focus() {
     let tmux = PrivateTmux::start();

@@ -92,6 +92,12 @@ async fn window_panes(target: &Target, window: WindowId) -> ToolResult<Vec<PaneI
     Ok(rows::PANE.parse(&lines))
 }
 
+/// Our zooms and resizes, one at a time, on a release where a resize in a
+/// zoomed window crashes tmux ([`Features::unzoom_before_resize`]).
+///
+/// [`Features::unzoom_before_resize`]: crate::tmux::version::Features::unzoom_before_resize
+static RESIZES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ResizePaneArgs {
     #[serde(flatten)]
@@ -115,6 +121,15 @@ async fn resize_pane(Call { app, target, .. }: Call, args: ResizePaneArgs) -> To
     }
     let pane = lookup::resolve_pane(&target, &args.pane).await?;
     let toggle = || Command::new("resize-pane").flag("-Z").target(pane);
+    // Where resizing a pane of a zoomed window crashes tmux, the window is
+    // unzoomed first, and our zooms and resizes take turns: another call
+    // cannot zoom it between the unzoom and the resize.
+    let unzoom_first = target.hub.features().await.unzoom_before_resize;
+    let _turn = if unzoom_first {
+        Some(RESIZES.lock().await)
+    } else {
+        None
+    };
     match args.zoom {
         Some(zoom) => {
             let vars = pane_vars(&target, pane, &["window_zoomed_flag", "pane_active"]).await?;
@@ -132,6 +147,9 @@ async fn resize_pane(Call { app, target, .. }: Call, args: ResizePaneArgs) -> To
             }
         }
         None => {
+            if unzoom_first && pane_vars(&target, pane, &["window_zoomed_flag"]).await?[0] == "1" {
+                target.run(toggle()).await?;
+            }
             let cmd = Command::new("resize-pane")
                 .target(pane)
                 .opt_if("-y", height)
