@@ -251,10 +251,10 @@ impl Hub {
         }
     }
 
-    /// Makes the empty file `<tmux's socket path><suffix>` on the tmux
-    /// server's host: for the shells there, which know the socket from
-    /// `$TMUX`, to test with a builtin.
-    pub async fn flag_beside_socket(&self, suffix: &str) -> Result<(), TmuxError> {
+    /// Writes `content` to the file `<tmux's socket path><suffix>` on the
+    /// tmux server's host: for the shells there, which know the socket
+    /// from `$TMUX`.
+    pub async fn write_beside_socket(&self, suffix: &str, content: &str) -> Result<(), TmuxError> {
         let socket = Command::new("display-message")
             .flag("-p")
             .arg("#{socket_path}");
@@ -265,23 +265,19 @@ impl Hub {
         let path = [socket.as_slice(), suffix.as_bytes()].concat();
         let path = OsStr::from_bytes(&path);
         let Some(host) = self.ssh_host() else {
-            let made = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path);
-            return made
-                .map(drop)
+            return std::fs::write(path, content)
                 .map_err(|e| TmuxError::Io(format!("{}: {e}", path.display())));
         };
-        let make: [&OsStr; 5] = [
+        let write: [&OsStr; 6] = [
             OsStr::new("sh"),
             OsStr::new("-c"),
-            OsStr::new(": >\"$1\""),
+            OsStr::new("printf %s \"$2\" >\"$1\""),
             OsStr::new("sh"),
             path,
+            OsStr::new(content),
         ];
         let done = host
-            .run(&make, self.limits.tmux_command_timeout, None)
+            .run(&write, self.limits.tmux_command_timeout, None)
             .await?;
         match done.status.success() {
             true => Ok(()),

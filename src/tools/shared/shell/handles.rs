@@ -179,8 +179,8 @@ fn recorded_end(value: &[u8], id: &str) -> Option<Option<i64>> {
 }
 
 /// Records `record`'s start in its pane, for a server started later, and
-/// leaves the pane's flag file ([`typed::end_flag`]) that asks its wrapper
-/// to record the end too. Best effort: without them, only this process
+/// leaves the pane's end script ([`typed::end_script`]) that its wrapper
+/// runs after the command. Best effort: without them, only this process
 /// knows the handle.
 pub async fn record_start(target: &Target, record: &Record) {
     let set = Command::new("set-option")
@@ -188,8 +188,9 @@ pub async fn record_start(target: &Target, record: &Record) {
         .target(record.pane)
         .arg(START_OPTION)
         .arg(record.recorded());
-    let flag = typed::end_flag(record.pane);
-    let (set, flag) = tokio::join!(target.run(set), target.hub.flag_beside_socket(&flag));
+    let (flag, script) = (typed::end_flag(record.pane), typed::end_script(record.pane));
+    let flag = target.hub.write_beside_socket(&flag, &script);
+    let (set, flag) = tokio::join!(target.run(set), flag);
     let failed = [
         set.err().map(|e| e.message),
         flag.err().map(|e| e.to_string()),
@@ -200,8 +201,8 @@ pub async fn record_start(target: &Target, record: &Record) {
 }
 
 /// Records the end of command `id` in its pane's [`END_OPTION`], as its
-/// wrapper does when the flag file was there in time: a command that
-/// ended before the flag was made is recorded by the follower that saw
+/// wrapper does when the end script was there in time: a command that
+/// ended before the script was made is recorded by the follower that saw
 /// the end.
 async fn record_end(target: &Target, pane: PaneId, id: &str, status: Option<i64>) {
     let Some(status) = status else { return };

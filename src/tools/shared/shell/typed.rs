@@ -129,48 +129,51 @@ pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry, pane:
 }
 
 /// The end of the wrapper line: the end marker with the status, then,
-/// only when the pane's flag file ([`end_flag`]) exists beside the tmux
-/// socket (its call returned with the command running: see
-/// `handles::record_start`), the status recorded in the pane's
-/// [`END_OPTION`] by the `tmux` client the shell finds (its `$TMUX`), once
-/// `$TMUX_PANE` says this is the pane. The test is a builtin: a command
-/// that ended within its call forks nothing more. The record runs in the
-/// background (no prompt waits on a tmux client), with no job message,
-/// and silently fails (no tmux on the PATH, a remote shell). It prints
-/// nothing: output after the prompt would be a gap in the recording once
-/// run_command returned; a waiter that lost the end marker reads the
-/// option instead.
+/// only when the pane's end script ([`end_flag`], [`end_script`]) exists
+/// beside the tmux socket (its call returned with the command running:
+/// see `handles::record_start`), that script run with the nonce and the
+/// status, once `$TMUX_PANE` says this is the pane. The test is a builtin:
+/// a command that ended within its call forks nothing more. The script
+/// runs in the background (no prompt waits on a tmux client), with no job
+/// message, and silently fails (no tmux on the PATH, a remote shell). It
+/// prints nothing: output after the prompt would be a gap in the
+/// recording once run_command returned; a waiter that lost the end marker
+/// reads the option instead.
 fn end_part(nonce: &str, fish: bool, status: &str, pane: PaneId) -> String {
     let marker = |what: &str| format!("printf '\\033]{OSC};{nonce};{what}\\007'");
     let flag = end_flag(pane);
-    // `$1` the status, `$2` the flag file: positional, so no path is
-    // spliced into the line.
-    let record = format!(
-        "tmux set-option -p -t \"{pane}\" {END_OPTION} \"{nonce} $1\" </dev/null >/dev/null 2>&1; rm -f \"$2\""
-    );
     let end = marker("E;%d");
     if fish {
         // fish runs no block in the background, and reports a job's end
-        // unless it is disowned: `sh` records it.
-        let socket = "(string replace -r ',[^,]*,[^,]*$' '' -- \"$TMUX\")";
+        // unless it is disowned.
+        let file = format!("(string replace -r ',[^,]*,[^,]*$' '' -- \"$TMUX\"){flag}");
         format!(
-            "set __tmux_mcp_s {status}; {end} $__tmux_mcp_s; if test \"$TMUX_PANE\" = '{pane}'; and test -e {socket}{flag}; sh -c '{record}' sh $__tmux_mcp_s {socket}{flag} &; disown 2>/dev/null; end; set -e __tmux_mcp_s"
+            "set __tmux_mcp_s {status}; {end} $__tmux_mcp_s; if test \"$TMUX_PANE\" = '{pane}'; and test -e {file}; sh {file} {nonce} $__tmux_mcp_s &; disown 2>/dev/null; end; set -e __tmux_mcp_s"
         )
     } else {
         // The socket is `$TMUX` without its last two fields (pid, session).
         let file = format!("\"${{TMUX%,*,*}}{flag}\"");
         format!(
-            "__tmux_mcp_s={status}; {end} \"$__tmux_mcp_s\"; case ${{TMUX_PANE-}} in '{pane}') if [ -e {file} ]; then (sh -c '{record}' sh \"$__tmux_mcp_s\" {file} &); fi;; esac; unset __tmux_mcp_s"
+            "__tmux_mcp_s={status}; {end} \"$__tmux_mcp_s\"; case ${{TMUX_PANE-}} in '{pane}') if [ -e {file} ]; then (sh {file} {nonce} \"$__tmux_mcp_s\" &); fi;; esac; unset __tmux_mcp_s"
         )
     }
 }
 
-/// What follows the tmux socket's path in the name of the file that asks
-/// `pane`'s wrapper to record its end: `<socket>.tmux-mcp-end-<N>`. One per
-/// pane: a flag left by a command that ended before it was made only
-/// makes the pane's next command record its end, and remove the flag.
+/// What follows the tmux socket's path in the name of the end script of
+/// `pane`: `<socket>.tmux-mcp-end-<N>`. One per pane: a script left by a
+/// command that ended before it was made only makes the pane's next
+/// command record its own end, and remove the script.
 pub fn end_flag(pane: PaneId) -> String {
     format!(".tmux-mcp-end-{}", pane.0)
+}
+
+/// The end script of `pane`, run by `sh` with the command's nonce and
+/// status: records them in the pane's [`END_OPTION`] through the `tmux`
+/// the shell finds (its `$TMUX`), then removes itself.
+pub fn end_script(pane: PaneId) -> String {
+    format!(
+        "tmux set-option -p -t '{pane}' {END_OPTION} \"$1 $2\" </dev/null >/dev/null 2>&1\nrm -f \"$0\"\n"
+    )
 }
 
 /// The program a plain command runs (`sleep 30`, `make -j4 test`): words
@@ -339,21 +342,25 @@ mod tests {
 
     #[test]
     fn the_end_is_recorded_in_the_pane_option_only_when_the_flag_asks() {
-        let record = "sh -c 'tmux set-option -p -t \"%3\" @tmux_mcp_end \"abc $1\" </dev/null >/dev/null 2>&1; rm -f \"$2\"' sh";
         let sh = wrapped("false", "abc", how("sh", true), AT, PANE);
+        let file = "\"${TMUX%,*,*}.tmux-mcp-end-3\"";
         assert!(
-            sh.contains(&format!("case ${{TMUX_PANE-}} in '%3') if [ -e \"${{TMUX%,*,*}}.tmux-mcp-end-3\" ]; then ({record} \"$__tmux_mcp_s\" \"${{TMUX%,*,*}}.tmux-mcp-end-3\" &); fi;; esac; unset __tmux_mcp_s")),
+            sh.contains(&format!("case ${{TMUX_PANE-}} in '%3') if [ -e {file} ]; then (sh {file} abc \"$__tmux_mcp_s\" &); fi;; esac; unset __tmux_mcp_s")),
             "{sh}"
         );
         let fish = wrapped("false", "abc", how("fish", true), AT, PANE);
-        let socket = "(string replace -r ',[^,]*,[^,]*$' '' -- \"$TMUX\")";
+        let file = "(string replace -r ',[^,]*,[^,]*$' '' -- \"$TMUX\").tmux-mcp-end-3";
         assert!(
-            fish.contains(&format!("if test \"$TMUX_PANE\" = '%3'; and test -e {socket}.tmux-mcp-end-3; {record} $__tmux_mcp_s {socket}.tmux-mcp-end-3 &; disown 2>/dev/null; end")),
+            fish.contains(&format!("if test \"$TMUX_PANE\" = '%3'; and test -e {file}; sh {file} abc $__tmux_mcp_s &; disown 2>/dev/null; end")),
             "{fish}"
         );
         assert!(
             fish.trim_end().ends_with("; end; set -e __tmux_mcp_s"),
             "{fish}"
+        );
+        assert_eq!(
+            end_script(PANE),
+            "tmux set-option -p -t '%3' @tmux_mcp_end \"$1 $2\" </dev/null >/dev/null 2>&1\nrm -f \"$0\"\n"
         );
     }
 
