@@ -270,3 +270,41 @@ async fn a_pane_moved_to_another_session_between_calls_runs_there() {
         );
     }
 }
+
+/// A command that printed nothing: its cursor reads on from the line its
+/// prompt is drawn on, so the next command typed there is read, also once
+/// the line holds it (not anchored on the bare prompt, whose text changes).
+#[tokio::test]
+async fn a_silent_commands_cursor_reads_the_next_command_typed_at_its_prompt() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = shell_pane(&tmux, "silent", "env PS1='$ ' sh").await;
+    let r = ok(
+        &svc,
+        "run_command",
+        json!({"pane_id": pane, "command": "true", "timeout": 10}),
+    )
+    .await;
+    let cursor = r["cursor"].as_str().expect("a cursor").to_owned();
+    tmux.cmd(&["send-keys", "-t", &pane, "-l", "echo la''ter"]);
+    tmux.cmd(&["send-keys", "-t", &pane, "Enter"]);
+    let wait = json!({"pane_id": pane, "patterns": ["^later$"], "regex": true, "timeout": 10, "since": cursor});
+    assert_eq!(ok(&svc, "wait_for_text", wait).await["found"], true);
+    // The cursor first pages the command's own output (none), then reads
+    // tmux's lines after its anchor.
+    let own = ok(&svc, "capture_since", json!({"cursor": cursor})).await;
+    assert_eq!(own["lines"], json!([]), "{own}");
+    let since = ok(&svc, "capture_since", json!({"cursor": own["cursor"]})).await;
+    assert_eq!(since["lines_missed"], false, "{since}");
+    let lines: Vec<&str> = since["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(lines.first(), Some(&"$ echo la''ter"), "{since}");
+    assert!(
+        lines.contains(&"later") && !lines.contains(&"$ true"),
+        "{since}"
+    );
+}

@@ -274,26 +274,24 @@ async fn run_command(
         &mut output,
     )
     .await;
-    let (missed, pane_state, mut note) =
-        settle(collected, &mut watch, &target, &span, &run).await?;
+    // The cursor reads on after what this call returned: the output's
+    // span in the recording while it is left to page (ended, or cut), then
+    // tmux's own lines after the anchor (see `capture_since`). The anchor
+    // is read while the prompt is awaited: the lines it looks for are
+    // drawn by now (a pane the command ended has none: its cursor pages
+    // the output).
+    let last = output.last().map(str::to_owned);
+    let height = Some(watch.geometry.height);
+    let anchor = observe::anchor_at(&target, watch.id, height, last.as_deref());
+    let (settled, anchored) =
+        tokio::join!(settle(collected, &mut watch, &target, &span, &run), anchor);
+    let (missed, pane_state, mut note) = settled?;
+    let (rows, anchor) = anchored.unwrap_or_default();
     let running = span.ended.is_none() && pane_state != PaneState::Exited;
     let command_id = running.then(|| record.id.clone());
     if args.background && running {
         note = Some(BACKGROUND.to_owned());
     }
-    // The cursor reads on after what this call returned: the output's
-    // span in the recording while it is left to page (ended, or cut), then
-    // tmux's own lines after the anchor (see `capture_since`).
-    let last = output.last().map(str::to_owned);
-    // A pane the command ended has no anchor: its cursor pages the output.
-    let (rows, anchor) = observe::anchor_at(
-        &target,
-        watch.id,
-        Some(watch.geometry.height),
-        last.as_deref(),
-    )
-    .await
-    .unwrap_or_default();
     let paged = span.ended.is_some() || output.truncated() || missed;
     let page = span.output_from.map(|from| {
         Cursor {

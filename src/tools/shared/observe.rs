@@ -771,7 +771,9 @@ pub async fn read_back(
 
 /// A cursor's anchor for pane `id` now: the last line printed whose text
 /// is `last` (the last line a call returned), looked for from the bottom
-/// of the screen and the screenful above it, else the last line with text.
+/// of the screen and the screenful above it, else the last line with text;
+/// with no `last`, the last line with text above the cursor's (where a
+/// prompt is drawn, or about to be, and typed on later).
 /// Given the pane's `height`, one round trip: the capture starts that many
 /// rows above the screen (tmux stops at the oldest it holds), and the rows
 /// read with it number its lines.
@@ -792,11 +794,14 @@ pub async fn anchor_at(
     };
     let from = state.history.saturating_sub(state.height);
     let (lines, rows) = capture_from(target, id, &state, Some(from)).await?;
-    let found = last.and_then(|text| {
-        let text = text.trim_end();
-        lines.iter().rev().find(|l| l.text == text)
-    });
-    let anchor = match found {
+    let Some(text) = last.map(str::trim_end) else {
+        let top = rows.history;
+        return Ok((
+            rows.clone(),
+            anchor::before_cursor(&lines, top, rows.cursor_y),
+        ));
+    };
+    let anchor = match lines.iter().rev().find(|l| l.text == text) {
         Some(line) => Anchor::new(line.row, &line.text),
         None => anchor::anchor_after(&lines, rows.history),
     };
