@@ -132,11 +132,34 @@ fn serve() -> anyhow::Result<()> {
         let (max_line, max_queued) = (config.limits.stdin_line, config.limits.stdout_queue);
         let app = App::with_selection(config, selection);
         let service = Arc::new(TmuxService::with_catalog(app.clone(), catalog));
-        let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
+        let (stdin, stdout) = stdio();
         let result = mcp::serve_with(stdin, stdout, service, max_line, max_queued).await;
         app.shutdown().await;
         result
     })
+}
+
+type Input = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
+type Output = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
+
+/// stdin and stdout, read and written by the event loop itself when they
+/// are pipes (as an MCP client starts us): tokio's own stdin and stdout
+/// hand every read and write to a blocking thread and back. Anything else
+/// (a terminal, a file) goes through tokio's.
+fn stdio() -> (Input, Output) {
+    use std::os::fd::AsFd;
+    use tokio::net::unix::pipe;
+    let input = std::io::stdin().as_fd().try_clone_to_owned();
+    let input: Input = match input.map(pipe::Receiver::from_owned_fd) {
+        Ok(Ok(pipe)) => Box::new(pipe),
+        _ => Box::new(tokio::io::stdin()),
+    };
+    let output = std::io::stdout().as_fd().try_clone_to_owned();
+    let output: Output = match output.map(pipe::Sender::from_owned_fd) {
+        Ok(Ok(pipe)) => Box::new(pipe),
+        _ => Box::new(tokio::io::stdout()),
+    };
+    (input, output)
 }
 
 fn call(tool: &str, arguments: &str) -> ExitCode {
