@@ -253,7 +253,9 @@ impl Hub {
 
     /// Writes `content` to the file `<tmux's socket path><suffix>` on the
     /// tmux server's host: for the shells there, which know the socket
-    /// from `$TMUX`.
+    /// from `$TMUX`. Made afresh, readable by its owner only, never
+    /// through a link: a socket given with `-S` may sit in a directory
+    /// others write to.
     pub async fn write_beside_socket(&self, suffix: &str, content: &str) -> Result<(), TmuxError> {
         let socket = Command::new("display-message")
             .flag("-p")
@@ -265,13 +267,13 @@ impl Hub {
         let path = [socket.as_slice(), suffix.as_bytes()].concat();
         let path = OsStr::from_bytes(&path);
         let Some(host) = self.ssh_host() else {
-            return std::fs::write(path, content)
+            return write_afresh(Path::new(path), content)
                 .map_err(|e| TmuxError::Io(format!("{}: {e}", path.display())));
         };
         let write: [&OsStr; 6] = [
             OsStr::new("sh"),
             OsStr::new("-c"),
-            OsStr::new("printf %s \"$2\" >\"$1\""),
+            OsStr::new("rm -f \"$1\" && umask 077 && set -C && printf %s \"$2\" >\"$1\""),
             OsStr::new("sh"),
             path,
             OsStr::new(content),
@@ -901,6 +903,24 @@ fn input_to(command: &Command) -> Option<PaneId> {
     }
 }
 
+/// Writes `content` to a new file at `path` (any file or link there is
+/// removed first; created exclusively, mode 0600, so a link put there
+/// meanwhile is never followed).
+fn write_afresh(path: &Path, content: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(content.as_bytes())
+}
+
 /// Awaits `runs`, polling each in the order given: what they send is
 /// queued in that order.
 async fn in_order<F: Future>(runs: Vec<F>) -> Vec<F::Output> {
@@ -1007,6 +1027,26 @@ mod tests {
         ] {
             assert_eq!(input_to(&not_input), None, "{not_input:?}");
         }
+    }
+
+    #[test]
+    fn a_file_beside_the_socket_is_made_afresh_never_through_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("tmux-mcp-afresh-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (victim, path) = (dir.join("victim"), dir.join("sock.tmux-mcp-end-3"));
+        std::fs::write(&victim, "keep").unwrap();
+        let _ = std::fs::remove_file(&path);
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        write_afresh(&path, "script").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        assert!(meta.file_type().is_file());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "script");
+        write_afresh(&path, "again").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "again");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -132,7 +132,9 @@ pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry, pane:
 /// only when the pane's end script ([`end_flag`], [`end_script`]) exists
 /// beside the tmux socket (its call returned with the command running:
 /// see `handles::record_start`), that script run with the nonce and the
-/// status, once `$TMUX_PANE` says this is the pane. The test is a builtin:
+/// status, once `$TMUX_PANE` says this is the pane; only a file of the
+/// shell's own user, not a link (a socket given with `-S` may sit in a
+/// directory others write to). The test is a builtin:
 /// a command that ended within its call forks nothing more. The script
 /// runs in the background (no prompt waits on a tmux client), with no job
 /// message, and silently fails (no tmux on the PATH, a remote shell). It
@@ -148,13 +150,13 @@ fn end_part(nonce: &str, fish: bool, status: &str, pane: PaneId) -> String {
         // unless it is disowned.
         let file = format!("(string replace -r ',[^,]*,[^,]*$' '' -- \"$TMUX\"){flag}");
         format!(
-            "set __tmux_mcp_s {status}; {end} $__tmux_mcp_s; if test \"$TMUX_PANE\" = '{pane}'; and test -e {file}; sh {file} {nonce} $__tmux_mcp_s &; disown 2>/dev/null; end; set -e __tmux_mcp_s"
+            "set __tmux_mcp_s {status}; {end} $__tmux_mcp_s; if test \"$TMUX_PANE\" = '{pane}'; and test -O {file}; and not test -L {file}; sh {file} {nonce} $__tmux_mcp_s &; disown 2>/dev/null; end; set -e __tmux_mcp_s"
         )
     } else {
         // The socket is `$TMUX` without its last two fields (pid, session).
         let file = format!("\"${{TMUX%,*,*}}{flag}\"");
         format!(
-            "__tmux_mcp_s={status}; {end} \"$__tmux_mcp_s\"; case ${{TMUX_PANE-}} in '{pane}') if [ -e {file} ]; then (sh {file} {nonce} \"$__tmux_mcp_s\" &); fi;; esac; unset __tmux_mcp_s"
+            "__tmux_mcp_s={status}; {end} \"$__tmux_mcp_s\"; case ${{TMUX_PANE-}} in '{pane}') if [ -O {file} ] && ! [ -L {file} ]; then (sh {file} {nonce} \"$__tmux_mcp_s\" &); fi;; esac; unset __tmux_mcp_s"
         )
     }
 }
@@ -345,13 +347,13 @@ mod tests {
         let sh = wrapped("false", "abc", how("sh", true), AT, PANE);
         let file = "\"${TMUX%,*,*}.tmux-mcp-end-3\"";
         assert!(
-            sh.contains(&format!("case ${{TMUX_PANE-}} in '%3') if [ -e {file} ]; then (sh {file} abc \"$__tmux_mcp_s\" &); fi;; esac; unset __tmux_mcp_s")),
+            sh.contains(&format!("case ${{TMUX_PANE-}} in '%3') if [ -O {file} ] && ! [ -L {file} ]; then (sh {file} abc \"$__tmux_mcp_s\" &); fi;; esac; unset __tmux_mcp_s")),
             "{sh}"
         );
         let fish = wrapped("false", "abc", how("fish", true), AT, PANE);
         let file = "(string replace -r ',[^,]*,[^,]*$' '' -- \"$TMUX\").tmux-mcp-end-3";
         assert!(
-            fish.contains(&format!("if test \"$TMUX_PANE\" = '%3'; and test -e {file}; sh {file} abc $__tmux_mcp_s &; disown 2>/dev/null; end")),
+            fish.contains(&format!("if test \"$TMUX_PANE\" = '%3'; and test -O {file}; and not test -L {file}; sh {file} abc $__tmux_mcp_s &; disown 2>/dev/null; end")),
             "{fish}"
         );
         assert!(
