@@ -795,11 +795,8 @@ pub async fn anchor_at(
     let from = state.history.saturating_sub(state.height);
     let (lines, rows) = capture_from(target, id, &state, Some(from)).await?;
     let Some(text) = last.map(str::trim_end) else {
-        let top = rows.history;
-        return Ok((
-            rows.clone(),
-            anchor::before_cursor(&lines, top, rows.cursor_y),
-        ));
+        let anchor = anchor::before_cursor(&lines, rows.history, rows.cursor_y);
+        return Ok((rows, anchor));
     };
     let anchor = match lines.iter().rev().find(|l| l.text == text) {
         Some(line) => Anchor::new(line.row, &line.text),
