@@ -160,6 +160,13 @@ async fn type_command(
     run: &Checked<'_>,
     seen: Option<person::Seen>,
 ) -> ToolResult<(Delimiters, u64, Record)> {
+    // A person typing there first finishes their line; after such a wait
+    // the shell and the cursor are read again: the line is sized to them.
+    let waited = person::before_typing_seen(target, watch.id, false, seen).await?;
+    if !waited.0.is_zero() {
+        watch.refresh_geometry(target).await?;
+        state::await_shell(watch, target).await?;
+    }
     prompt::prompt_drawn(watch, target).await?;
     let how = ShellTyping {
         suppress_history: run.suppress,
@@ -176,8 +183,6 @@ async fn type_command(
         let line = typed::wrapped(run.command, &nonce, how, watch.geometry, watch.id);
         (Delimiters::Markers(nonce.clone()), line)
     };
-    // A person typing there first finishes their line.
-    person::before_typing_seen(target, watch.id, false, seen).await?;
     watch.unpaused(target).await?;
     let cursor = watch.end();
     // The line and its Enter (`\r`, the byte the Enter key sends) in one
