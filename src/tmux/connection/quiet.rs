@@ -21,8 +21,9 @@
 //! flooding pane be paused too: when it prints faster than
 //! [`FLOOD_BYTES`] per [`FLOOD_WINDOW`], it is paused for a while
 //! (doubling from [`FLOOD_PAUSE_FIRST`] to [`FLOOD_PAUSE_MAX`]), then
-//! resumed, or sooner once it has gone quiet; output within [`FLOOD_WINDOW`] of a resume means the flood goes
-//! on, and the pane is paused again at its first chunk. The pause and
+//! resumed, or sooner once it has gone quiet; output within
+//! [`FLOOD_WINDOW`] of a resume means the flood goes on, and the pane is
+//! paused again at its first chunk. The pause and
 //! resume are gaps in the recording, after which the waiter matches the
 //! screen. Nothing is skipped silently.
 //!

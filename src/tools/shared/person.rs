@@ -28,6 +28,7 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::config::Limits;
 use crate::process::{self, Activity};
 use crate::tmux::socket::Address;
 use crate::tmux::{Command, PaneId, format};
@@ -149,12 +150,18 @@ const SEEN_FRESH: Duration = Duration::from_millis(50);
 /// [`before_typing_seen`] (`None` when no check is made).
 pub async fn look_ahead(target: &Target, pane: PaneId) -> ToolResult<Option<Seen>> {
     let limits = target.hub.limits();
-    if limits.secret_input && limits.human_quiet.is_none() {
+    if nothing_to_check(limits, false) {
         return Ok(None);
     }
     let (facts, clients) = look(target, pane, limits.human_quiet.is_some()).await?;
     let at = Instant::now();
     Ok(Some(Seen { facts, clients, at }))
+}
+
+/// Password prompts are not refused (allowed, or `no_secret`) and the
+/// floor rule is off: the check before typing reads nothing.
+fn nothing_to_check(limits: &Limits, no_secret: bool) -> bool {
+    (limits.secret_input || no_secret) && limits.human_quiet.is_none()
 }
 
 /// Checks, and waits where the person has the floor, before typing into
@@ -173,10 +180,10 @@ pub async fn before_typing_seen(
     mut seen: Option<Seen>,
 ) -> ToolResult<Waited> {
     let limits = target.hub.limits();
-    let (secret_ok, quiet) = (limits.secret_input || no_secret, limits.human_quiet);
-    if secret_ok && quiet.is_none() {
+    if nothing_to_check(limits, no_secret) {
         return Ok(Waited::default());
     }
+    let (secret_ok, quiet) = (limits.secret_input || no_secret, limits.human_quiet);
     let started = Instant::now();
     let mut waited = Duration::ZERO;
     loop {

@@ -13,10 +13,11 @@
 //! options that show nowhere in the pane: the start of a handle
 //! ([`START_OPTION`], set by us when run_command returns with it
 //! running) and its end ([`END_OPTION`], set by the wrapper line after
-//! its end marker when its call had returned, or by us when we see it). A restarted server takes the handles over from them
-//! ([`refresh`]), and any server reads the status there when the end
-//! marker never reached its stream (a flood paused the pane, no server
-//! ran): a wait that saw a gap reads it every [`LOST_END_PROBE`].
+//! its end marker when its call had returned, or by us when we see it).
+//! A restarted server takes the handles over from them ([`refresh`]),
+//! and any server reads the status there when the end marker never
+//! reached its stream (a flood paused the pane, no server ran): a wait
+//! that saw a gap reads it every [`LOST_END_PROBE`].
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -183,11 +184,7 @@ fn recorded_end(value: &[u8], id: &str) -> Option<Option<i64>> {
 /// runs after the command. Best effort: without them, only this process
 /// knows the handle.
 pub async fn record_start(target: &Target, record: &Record) {
-    let set = Command::new("set-option")
-        .flag("-p")
-        .target(record.pane)
-        .arg(START_OPTION)
-        .arg(record.recorded());
+    let set = set_pane_option(record.pane, START_OPTION, record.recorded());
     let (flag, script) = (typed::end_flag(record.pane), typed::end_script(record.pane));
     let flag = target.hub.write_beside_socket(&flag, &script);
     let (set, flag) = tokio::join!(target.run(set), flag);
@@ -206,17 +203,21 @@ pub async fn record_start(target: &Target, record: &Record) {
 /// the end.
 async fn record_end(target: &Target, pane: PaneId, id: &str, status: Option<i64>) {
     let Some(status) = status else { return };
-    let set = Command::new("set-option")
-        .flag("-p")
-        .target(pane)
-        .arg(END_OPTION)
-        .arg(format!("{id} {status}"));
+    let set = set_pane_option(pane, END_OPTION, format!("{id} {status}"));
     if let Err(e) = target.run(set).await {
         eprintln!(
             "tmux-mcp: recording the end of command {id} in tmux: {}",
             e.message
         );
     }
+}
+
+fn set_pane_option(pane: PaneId, option: &str, value: String) -> Command {
+    Command::new("set-option")
+        .flag("-p")
+        .target(pane)
+        .arg(option)
+        .arg(value)
 }
 
 /// Reads what tmux keeps of the handles: those started by an earlier
@@ -277,15 +278,12 @@ fn take_over(target: &Target, rows: &[Vec<u8>]) {
         {
             commands.add(found);
         }
-        for record in commands.list() {
-            if record.pane != pane || record.ended {
-                continue;
-            }
-            if let Some(status) = recorded_end(end, &record.id) {
-                commands.end(&record.id, None, status);
-            } else if record.pid != pid || dead == b"1" {
+        for (id, started_in) in commands.running_in(pane) {
+            if let Some(status) = recorded_end(end, &id) {
+                commands.end(&id, None, status);
+            } else if started_in != pid || dead == b"1" {
                 // Respawned or ended with no end recorded: unknown.
-                commands.end(&record.id, None, None);
+                commands.end(&id, None, None);
             }
         }
     }
@@ -351,6 +349,14 @@ impl Commands {
     }
 
     /// Every kept command, oldest first.
+    /// The ids of the commands still running in `pane`, with the pane
+    /// process each started in.
+    fn running_in(&self, pane: PaneId) -> Vec<(String, u32)> {
+        let records = self.lock();
+        let running = records.iter().filter(|r| r.pane == pane && !r.ended);
+        running.map(|r| (r.id.clone(), r.pid)).collect()
+    }
+
     pub fn list(&self) -> Vec<Record> {
         self.lock().iter().cloned().collect()
     }
