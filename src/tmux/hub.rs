@@ -93,6 +93,9 @@ pub struct Hub {
     server: Mutex<Option<Vec<u8>>>,
     /// The server's release, once known.
     version: Mutex<Option<Version>>,
+    /// tmux's socket path, once asked: the same for every server started
+    /// at this address.
+    socket_path: Mutex<Option<Vec<u8>>>,
     /// Notified when a client becomes idle or goes away: a streaming slot
     /// may be free.
     idle: Arc<Notify>,
@@ -209,6 +212,7 @@ impl Hub {
             buffers: Mutex::new(BTreeSet::new()),
             server: Mutex::new(None),
             version: Mutex::new(None),
+            socket_path: Mutex::new(None),
             idle: Arc::new(Notify::new()),
             door: Door::default(),
             kept: Mutex::new(Vec::new()),
@@ -257,13 +261,7 @@ impl Hub {
     /// through a link: a socket given with `-S` may sit in a directory
     /// others write to.
     pub async fn write_beside_socket(&self, suffix: &str, content: &str) -> Result<(), TmuxError> {
-        let socket = Command::new("display-message")
-            .flag("-p")
-            .arg("#{socket_path}");
-        let lines = self.run(&socket).await?;
-        let Some(socket) = lines.first().filter(|s| s.starts_with(b"/")) else {
-            return Err(TmuxError::Io("tmux gave no socket path".into()));
-        };
+        let socket = self.socket_path().await?;
         let path = [socket.as_slice(), suffix.as_bytes()].concat();
         let path = OsStr::from_bytes(&path);
         let Some(host) = self.ssh_host() else {
@@ -287,6 +285,22 @@ impl Hub {
                 String::from_utf8_lossy(&done.stderr).trim().to_owned(),
             )),
         }
+    }
+
+    /// tmux's socket path, asked once.
+    async fn socket_path(&self) -> Result<Vec<u8>, TmuxError> {
+        if let Some(known) = self.socket_path.lock().expect("socket path lock").clone() {
+            return Ok(known);
+        }
+        let ask = Command::new("display-message")
+            .flag("-p")
+            .arg("#{socket_path}");
+        let lines = self.run(&ask).await?;
+        let Some(socket) = lines.into_iter().next().filter(|s| s.starts_with(b"/")) else {
+            return Err(TmuxError::Io("tmux gave no socket path".into()));
+        };
+        *self.socket_path.lock().expect("socket path lock") = Some(socket.clone());
+        Ok(socket)
     }
 
     pub fn limits(&self) -> &Limits {

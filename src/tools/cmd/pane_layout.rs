@@ -92,11 +92,13 @@ async fn window_panes(target: &Target, window: WindowId) -> ToolResult<Vec<PaneI
     Ok(rows::PANE.parse(&lines))
 }
 
-/// Our zooms and resizes, one at a time, on a release where a resize in a
-/// zoomed window crashes tmux ([`Features::unzoom_before_resize`]).
+/// Our zooms and resizes on one tmux server, one at a time, on a release
+/// where a resize in a zoomed window crashes tmux
+/// ([`Features::unzoom_before_resize`]); other servers keep their own turns.
 ///
 /// [`Features::unzoom_before_resize`]: crate::tmux::version::Features::unzoom_before_resize
-static RESIZES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+#[derive(Default)]
+struct Resizes(tokio::sync::Mutex<()>);
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ResizePaneArgs {
@@ -125,8 +127,9 @@ async fn resize_pane(Call { app, target, .. }: Call, args: ResizePaneArgs) -> To
     // unzoomed first, and our zooms and resizes take turns: another call
     // cannot zoom it between the unzoom and the resize.
     let unzoom_first = target.hub.features().await.unzoom_before_resize;
+    let resizes = target.hub.kept::<Resizes>();
     let _turn = if unzoom_first {
-        Some(RESIZES.lock().await)
+        Some(resizes.0.lock().await)
     } else {
         None
     };
