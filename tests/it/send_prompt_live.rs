@@ -2,32 +2,14 @@
 //! CLI's input box (tests/programs/input-box.py: raw mode, bracketed paste,
 //! an Enter within 100 ms of a paste ignored) and bash at its prompt.
 
-use std::time::{Duration, Instant};
-
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::support::{PrivateTmux, ok};
 
-const BOUND: Duration = Duration::from_secs(10);
-
 /// The pane's whole history and screen.
 fn history(tmux: &PrivateTmux, pane: &str) -> String {
     tmux.cmd(&["capture-pane", "-p", "-J", "-S", "-", "-t", pane])
-}
-
-/// Polls the pane's text until `cond` holds (tmux has no event for
-/// "the screen shows"), failing after `BOUND`.
-async fn until_screen(tmux: &PrivateTmux, pane: &str, cond: impl Fn(&str) -> bool) -> String {
-    let started = Instant::now();
-    loop {
-        let text = history(tmux, pane);
-        if cond(&text) {
-            return text;
-        }
-        assert!(started.elapsed() < BOUND, "{pane} never showed it:\n{text}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// A window running the input-box stand-in, once it is ready.
@@ -43,7 +25,7 @@ async fn input_box(tmux: &PrivateTmux) -> String {
         program,
     ];
     let pane = tmux.cmd(&args).trim().to_owned();
-    until_screen(tmux, &pane, |t| t.contains("> ready")).await;
+    tmux.until_text(&pane, |t| t.contains("> ready")).await;
     pane
 }
 
@@ -76,7 +58,7 @@ async fn a_message_reaches_an_input_box_once_whole_and_submitted() {
         assert_eq!(r["outcome"], "submitted", "{r}");
         assert!(r["attempts"].as_i64().unwrap() >= 1, "{r}");
         let want = submitted_line(message);
-        let text = until_screen(&tmux, &pane, |t| t.contains(&want)).await;
+        let text = tmux.until_text(&pane, |t| t.contains(&want)).await;
         assert_eq!(text.matches(&want).count(), 1, "{text}");
     }
     let text = history(&tmux, &pane);
@@ -118,7 +100,9 @@ async fn shells_and_a_repl_run_the_message_once() {
         .await;
         assert_eq!(r["outcome"], "submitted", "{name}: {r}");
         let want = format!("sp-42-{name}");
-        let text = until_screen(&tmux, &pane, |t| t.lines().any(|l| l.trim_end() == want)).await;
+        let text = tmux
+            .until_text(&pane, |t| t.lines().any(|l| l.trim_end() == want))
+            .await;
         let printed = text.lines().filter(|l| l.trim_end() == want).count();
         assert_eq!(printed, 1, "{name}:\n{text}");
     }
@@ -137,6 +121,7 @@ async fn without_submit_the_text_waits_in_the_program() {
     .await;
     assert_eq!(r["outcome"], "typed_not_submitted", "{r}");
     assert_eq!(r["attempts"], 0);
-    until_screen(&tmux, &pane, |t| t.contains("[draft: 10 bytes]")).await;
+    tmux.until_text(&pane, |t| t.contains("[draft: 10 bytes]"))
+        .await;
     assert!(!history(&tmux, &pane).contains("SUBMITTED"));
 }

@@ -57,23 +57,6 @@ async fn until_in(pid: u32, want: Activity, command: Option<&str>) -> Probe {
     }
 }
 
-/// Re-captures until the pane's last line is `prompt`, or fails after BOUND.
-async fn until_screen(tmux: &PrivateTmux, pane: &str, prompt: &str) {
-    let started = Instant::now();
-    loop {
-        let screen = tmux.cmd(&["capture-pane", "-p", "-t", pane]);
-        let last = screen.lines().rev().find(|l| !l.trim().is_empty());
-        if last == Some(prompt.trim_end()) || last == Some(prompt) {
-            return;
-        }
-        assert!(
-            started.elapsed() < BOUND,
-            "no {prompt:?} in {pane}: {screen}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 fn type_line(tmux: &PrivateTmux, pane: &str, line: &str) {
     tmux.cmd(&["send-keys", "-t", pane, "-l", line]);
     tmux.cmd(&["send-keys", "-t", pane, "Enter"]);
@@ -115,7 +98,13 @@ async fn probe_states_in(shell: &str) {
     until(pid, Activity::Input).await;
     // The interrupt's traceback printed, its new prompt shown: typing now
     // cannot race the REPL's return to its line editor.
-    until_screen(&tmux, &pane, ">>> ").await;
+    let at_prompt = |t: &str| {
+        t.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .is_some_and(|l| l.trim_end() == ">>>")
+    };
+    tmux.until_text(&pane, at_prompt).await;
     type_line(&tmux, &pane, "exit()");
     until(pid, Activity::Prompt).await;
 

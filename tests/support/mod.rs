@@ -179,6 +179,21 @@ impl PrivateTmux {
         }
     }
 
+    /// Re-reads `pane`'s text (scrollback and screen, wrapped rows joined)
+    /// until `cond` holds, and returns it; fails after [`BOUND`] showing
+    /// the last text read. tmux has no event for what a pane shows.
+    pub async fn until_text(&self, pane: &str, cond: impl Fn(&str) -> bool) -> String {
+        let started = std::time::Instant::now();
+        loop {
+            let text = self.cmd(&["capture-pane", "-p", "-J", "-S", "-", "-t", pane]);
+            if cond(&text) {
+                return text;
+            }
+            assert!(started.elapsed() < BOUND, "{pane} never showed it:\n{text}");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// The socket name (`tmux -L`).
     pub fn name(&self) -> &str {
         &self.name
