@@ -6,14 +6,20 @@
    `true` (as the server types it into an `sh` pane: erase, start marker,
    `(true)`, end marker, the end-script test) and the time until the
    prompt follows the end marker is taken; beside it, one tmux round trip
-   (`display-message -p x`). No MCP server is involved: what is left above
-   this is ours.
+   (`display-message -p x`), and the three bursts of commands the server
+   sends per call (the pane's description with the person check's reads;
+   the input mark's reads; the anchor's reads after the end), each timed
+   from its write to its last reply: tmux's own share of our round trips.
+   No MCP server is involved: what is left above this is ours.
 2. With `--server LABEL=PATH` (any number): `run_command('true')` on each
    build, each on a private tmux server of its own, the calls interleaved
    (A B C, then C B A, ...) so that the machine's load falls on all alike.
 
     cargo build --release
     bench/run_floor.py [--repeat 100] [--server before=/tmp/old --server after=target/release/tmux-mcp]
+
+`--cli` runs a tmux CLI command (`clear-history` of the pane) before each
+call, as `mcp_race.py`'s run_command scenario does between its calls.
 """
 
 import argparse
@@ -39,7 +45,36 @@ def private_tmux(tag):
     return socket
 
 
-def floor(repeat):
+# The bursts the server sends for run_command('true') on pane %0 (as of
+# 2026-12-02; src/tools/shared/observe.rs, person.rs, src/tmux/hub.rs).
+SEP, END = "\u241e", "\u241f"
+BURSTS = {
+    "describe + person": [
+        f"display-message -p -t '%0' -- '#{{pane_id}}{SEP}#{{session_id}}{SEP}"
+        f"#{{s/{SEP}|{END}/\ufffd/:pane_current_command}}{SEP}#{{pane_width}}{SEP}#{{pane_height}}{SEP}"
+        f"#{{cursor_x}}{SEP}#{{alternate_on}}{SEP}#{{pane_pid}}{SEP}#{{pane_dead}}{END}'",
+        f"display-message -p -t '%0' -- '#{{pane_id}}{SEP}#{{pane_tty}}{SEP}#{{pane_pid}}{SEP}"
+        f"#{{window_id}}{SEP}#{{session_id}}{END}'",
+        f"list-clients -F '#{{client_name}}{SEP}#{{client_control_mode}}{SEP}#{{client_readonly}}{SEP}"
+        f"#{{client_activity}}{SEP}#{{window_id}}{SEP}#{{session_id}}{END}'",
+    ],
+    "input mark": [
+        "display-message -p -t '%0' -- '#{pid} #{pane_pid} #{history_size} #{cursor_y} #{pane_width}'",
+        "capture-pane -p -J -S '0' -t '%0'",
+    ],
+    "anchor": [
+        "capture-pane -p -J -S '-40' -E '-' -t '%0'",
+        f"display-message -p -t '%0' -- '#{{pane_id}}{SEP}#{{pid}}{SEP}#{{pane_pid}}{SEP}#{{history_size}}"
+        f"{SEP}#{{history_limit}}{SEP}#{{pane_height}}{SEP}#{{pane_width}}{SEP}#{{alternate_on}}{SEP}#{{cursor_y}}{END}'",
+    ],
+}
+
+
+def cli(socket, pane="%0"):
+    subprocess.run(["tmux", "-L", socket, "clear-history", "-t", pane], check=False)
+
+
+def floor(repeat, with_cli):
     socket = private_tmux("raw")
     client = subprocess.Popen(["tmux", "-L", socket, "-C", "attach"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, bufsize=0)
@@ -66,7 +101,10 @@ def floor(repeat):
     try:
         until(lambda b: b"%session-changed" in b)
         typed, trip = [], []
+        bursts = {name: [] for name in BURSTS}
         for k in range(repeat + 3):
+            if with_cli:
+                cli(socket)
             nonce = uuid.uuid4().hex[:12]
             wrapper = (
                 " printf '\\r\\033[1A\\033[3G\\033[J%b\\n\\033]6973;" + nonce + ";S\\007' 'true'; (true);"
@@ -80,11 +118,18 @@ def floor(repeat):
             end = f"6973;{nonce};E;0".encode()
             ms = timed(line, lambda b: end in b and b"$ " in b[b.index(end):])
             rt = timed(b"display-message -p x\n", lambda b: b"%end" in b)
+            for name, commands in BURSTS.items():
+                burst = "".join(c + "\n" for c in commands).encode()
+                took = timed(burst, lambda b, n=len(commands): b.count(b"%end ") >= n)
+                if k >= 3:
+                    bursts[name].append(took)
             if k >= 3:
                 typed.append(ms)
                 trip.append(rt)
         print(summary("floor: wrapper to prompt", typed))
         print(summary("floor: one round trip", trip))
+        for name, ms in bursts.items():
+            print(summary(f"tmux: {name}", ms))
     finally:
         client.stdin.close()
         client.wait(timeout=10)
@@ -117,7 +162,9 @@ class Server:
             if reply.get("id") == self.next_id:
                 return reply
 
-    def run_true(self, keep):
+    def run_true(self, keep, with_cli):
+        if with_cli:
+            cli(self.socket, self.pane)
         started = time.perf_counter()
         reply = self.request("tools/call", {"name": "run_command", "arguments": {
             "command": "true", "pane_id": self.pane, "timeout": 30}})
@@ -137,8 +184,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=100)
     parser.add_argument("--server", action="append", default=[], metavar="LABEL=PATH")
+    parser.add_argument("--cli", action="store_true", help="a tmux CLI command before each call")
     args = parser.parse_args()
-    floor(args.repeat)
+    floor(args.repeat, args.cli)
     servers = []
     try:
         for spec in args.server:
@@ -146,7 +194,7 @@ def main():
             servers.append(Server(label, path))
         for k in range(args.repeat + 3):
             for server in servers if k % 2 == 0 else servers[::-1]:
-                server.run_true(k >= 3)
+                server.run_true(k >= 3, args.cli)
         for server in servers:
             print(summary(f"run_command('true') {server.label}", server.times))
     finally:
