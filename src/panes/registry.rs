@@ -95,7 +95,7 @@ impl Pane {
 /// Where a pane stood when this server last sent it input (keys or a
 /// paste), taken just before the input was sent: a wait `since` it reads
 /// from there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputMark {
     /// The pane's recording (its epoch) and the recording's end, when the
     /// pane was recorded: exact while the recording has no gap after it.
@@ -103,6 +103,19 @@ pub struct InputMark {
     /// In tmux's terms, for when it has one: the tmux server's pid, the
     /// pane's process and the last line above the cursor.
     pub tmux: Option<(u32, u32, Anchor)>,
+    /// The line the cursor was on, where the input was typed.
+    pub line: Option<TypedOn>,
+}
+
+/// The line input was typed on, as tmux showed it just before.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypedOn {
+    /// The absolute row it starts on (the cursor's: it is one row).
+    pub row: u64,
+    /// Its text, trailing spaces trimmed.
+    pub text: String,
+    /// The cursor's column.
+    pub cursor_x: u64,
 }
 
 /// Input marks kept, at most (one per pane; a server has fewer panes).
@@ -159,7 +172,7 @@ impl Panes {
 
     /// Where `id` stood when this server last sent it input.
     pub fn last_input(&self, id: PaneId) -> Option<InputMark> {
-        self.inputs.lock().expect("inputs lock").get(&id).copied()
+        self.inputs.lock().expect("inputs lock").get(&id).cloned()
     }
 
     /// The pane's recording, started now if it was not watched yet. `session`

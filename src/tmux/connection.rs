@@ -206,9 +206,18 @@ impl Commands {
             notices: command.name() == "refresh-client",
         };
         self.0
-            .send(Request { line, slot })
+            .send(Request::Command { line, slot })
             .map_err(|_| TmuxError::NotSent)?;
         Ok(rx)
+    }
+
+    /// Returns once the commands queued so far are written to tmux (not
+    /// yet answered); at once when the client is gone.
+    pub(super) async fn written(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.0.send(Request::Written(tx)).is_ok() {
+            let _ = rx.await;
+        }
     }
 }
 
@@ -244,9 +253,13 @@ struct Slot {
     notices: bool,
 }
 
-struct Request {
-    line: Vec<u8>,
-    slot: Slot,
+enum Request {
+    Command {
+        line: Vec<u8>,
+        slot: Slot,
+    },
+    /// Answered once everything queued before it is written.
+    Written(oneshot::Sender<()>),
 }
 
 /// A handle on a live control client. Cheap to clone.
@@ -338,6 +351,12 @@ impl Connection {
     /// Whether `other` is a handle on this same client.
     pub fn is(&self, other: &Connection) -> bool {
         Arc::ptr_eq(&self.activity.busy, &other.activity.busy)
+    }
+
+    /// Returns once every command queued on this client so far is written
+    /// to tmux (not yet answered).
+    pub async fn written(&self) {
+        self.commands.written().await
     }
 
     /// Nothing in flight and no lease: the client may be let go.
@@ -640,12 +659,17 @@ async fn write_loop(
             },
             _ = closed.cancelled() => break,
         };
-        let mut line = request.line;
+        let (mut line, slot) = match request {
+            Request::Command { line, slot } => (line, slot),
+            Request::Written(done) => {
+                let _ = done.send(());
+                continue;
+            }
+        };
         // An empty or blank line would detach the client or get no reply,
         // and the FIFO would slip; the builder never makes one.
         if line.iter().all(|b| b.is_ascii_whitespace()) {
-            let _ = request
-                .slot
+            let _ = slot
                 .reply
                 .send(Err(TmuxError::Command("empty command".into())));
             continue;
@@ -654,10 +678,10 @@ async fn write_loop(
         {
             let mut pending = pending.lock().expect("pending lock");
             if closed.is_cancelled() {
-                let _ = request.slot.reply.send(Err(TmuxError::NotSent));
+                let _ = slot.reply.send(Err(TmuxError::NotSent));
                 break;
             }
-            pending.push_back(request.slot);
+            pending.push_back(slot);
         }
         if writer.write_all(&line).await.is_err() || writer.flush().await.is_err() {
             break;
@@ -668,6 +692,8 @@ async fn write_loop(
     let _ = writer.shutdown().await;
     drop(writer);
     while let Ok(request) = queue.try_recv() {
-        let _ = request.slot.reply.send(Err(TmuxError::NotSent));
+        if let Request::Command { slot, .. } = request {
+            let _ = slot.reply.send(Err(TmuxError::NotSent));
+        }
     }
 }

@@ -72,7 +72,7 @@ use super::version::{Features, Version};
 use super::{Command, PaneId, SessionId, TmuxError};
 use crate::config::Limits;
 use crate::panes::anchor::{self, Anchor};
-use crate::panes::registry::{InputMark, Panes};
+use crate::panes::registry::{InputMark, Panes, TypedOn};
 
 /// The lines a command printed, whichever path ran it.
 pub type Lines = Vec<Vec<u8>>;
@@ -346,6 +346,21 @@ impl Hub {
         }
     }
 
+    /// Returns once every command queued on the command client so far has
+    /// reached tmux (written, not answered): what any client sends tmux
+    /// after this comes after them.
+    pub async fn commands_written(&self) {
+        let client = self
+            .clients()
+            .commands
+            .as_ref()
+            .and_then(|c| c.get())
+            .cloned();
+        if let Some(client) = client {
+            client.written().await;
+        }
+    }
+
     /// Runs `commands` on the command client together: each is queued as
     /// soon as it is polled, in order, so they reach tmux back to back and,
     /// as a rule, run in one go with no pane output parsed between them.
@@ -365,7 +380,7 @@ impl Hub {
         let rows = Command::new("display-message")
             .flag("-p")
             .target(pane)
-            .arg("#{pid} #{pane_pid} #{history_size} #{cursor_y} #{pane_width}");
+            .arg("#{pid} #{pane_pid} #{history_size} #{cursor_y} #{pane_width} #{cursor_x}");
         // The visible screen, from its top row.
         let screen = Command::new("capture-pane")
             .flag("-p")
@@ -375,11 +390,13 @@ impl Hub {
         let runs = [&rows, &screen, command].map(|c| self.run_unmarked(c));
         let mut replies = in_order(runs.into()).await.into_iter();
         let (rows, screen, input) = (replies.next(), replies.next(), replies.next());
-        let tmux = match (rows, screen) {
-            (Some(Ok(rows)), Some(Ok(screen))) => tmux_mark(&rows, &screen),
-            _ => None,
+        let (tmux, line) = match (rows, screen) {
+            (Some(Ok(rows)), Some(Ok(screen))) => tmux_mark(&rows, &screen).unzip(),
+            _ => (None, None),
         };
-        self.panes.record_input(pane, InputMark { ring, tmux });
+        let line = line.flatten();
+        self.panes
+            .record_input(pane, InputMark { ring, tmux, line });
         input.unwrap_or(Err(TmuxError::NotSent))
     }
 
@@ -961,8 +978,11 @@ async fn in_order<F: Future>(runs: Vec<F>) -> Vec<F::Output> {
 }
 
 /// The tmux half of an [`InputMark`] from the replies of
-/// [`Hub::run_marked`]'s two reads; `None` on any doubt.
-fn tmux_mark(rows: &[Vec<u8>], screen: &[Vec<u8>]) -> Option<(u32, u32, Anchor)> {
+/// [`Hub::run_marked`]'s two reads, with the line the cursor is on when
+/// that line starts on the cursor's row; `None` on any doubt.
+type TmuxMark = ((u32, u32, Anchor), Option<TypedOn>);
+
+fn tmux_mark(rows: &[Vec<u8>], screen: &[Vec<u8>]) -> Option<TmuxMark> {
     let line = std::str::from_utf8(rows.first()?).ok()?;
     let mut fields = line.split(' ').map(|f| f.parse::<u64>().ok());
     let mut next = || fields.next().flatten();
@@ -970,7 +990,17 @@ fn tmux_mark(rows: &[Vec<u8>], screen: &[Vec<u8>]) -> Option<(u32, u32, Anchor)>
     let (history, cursor_y, width) = (next()?, next()?, next()?);
     let lines = anchor::lines(screen, history, width as usize);
     let at = anchor::before_cursor(&lines, history, cursor_y);
-    Some((u32::try_from(server).ok()?, u32::try_from(pid).ok()?, at))
+    let row = history + cursor_y;
+    let on = match (next(), lines.iter().find(|l| l.row == row)) {
+        (Some(cursor_x), Some(line)) => Some(TypedOn {
+            row,
+            text: line.text.clone(),
+            cursor_x,
+        }),
+        _ => None,
+    };
+    let server = u32::try_from(server).ok()?;
+    Some(((server, u32::try_from(pid).ok()?, at), on))
 }
 
 /// Commands that make tmux print `%end` at once and then hold the client's
@@ -1066,9 +1096,21 @@ mod tests {
     #[test]
     fn the_tmux_half_of_an_input_mark_is_the_line_above_the_cursor() {
         let screen: Vec<Vec<u8>> = vec![b"$ make".to_vec(), b"done".to_vec(), b"$ ".to_vec()];
-        let (server, pid, at) = tmux_mark(&[b"900 77 40 2 80".to_vec()], &screen).unwrap();
+        let ((server, pid, at), on) = tmux_mark(&[b"900 77 40 2 80".to_vec()], &screen).unwrap();
         assert_eq!((server, pid), (900, 77));
         assert_eq!(at, Anchor::new(41, "done"));
+        assert_eq!(on, None, "no cursor column read");
+        let (_, on) = tmux_mark(&[b"900 77 40 2 80 2".to_vec()], &screen).unwrap();
+        let prompt = TypedOn {
+            row: 42,
+            text: "$".into(),
+            cursor_x: 2,
+        };
+        assert_eq!(on, Some(prompt));
+        // The cursor on the second row of a wrapped line: no line starts there.
+        let wrapped: Vec<Vec<u8>> = vec![[b'x'; 100].to_vec()];
+        let (_, on) = tmux_mark(&[b"900 77 40 1 80 20".to_vec()], &wrapped).unwrap();
+        assert_eq!(on, None);
         for junk in [
             &b""[..],
             b"900 77 40 2",

@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 
 use crate::pane_clean_live::{at_prompt, shell_pane, transcript};
 use crate::support::{BOUND, PrivateTmux, err, ok, shell_installed};
+use tmux_mcp::panes::anchor::{self, Anchor};
 use tmux_mcp::process::{self, Activity};
+use tmux_mcp::tools::shared::cursor::Cursor;
 
 /// Each shell by the name tmux reports, with a one-character prompt and
 /// no user config.
@@ -307,4 +309,44 @@ async fn a_silent_commands_cursor_reads_the_next_command_typed_at_its_prompt() {
         lines.contains(&"later") && !lines.contains(&"$ true"),
         "{since}"
     );
+}
+
+/// tmux's anchor for `pane` now, as run_command reads it for a command
+/// that printed nothing: the last line with text above the cursor's.
+fn anchor_now(tmux: &PrivateTmux, pane: &str) -> Anchor {
+    let format = "#{history_size} #{cursor_y} #{pane_width}";
+    let rows = tmux.cmd(&["display-message", "-p", "-t", pane, format]);
+    let rows: Vec<u64> = rows
+        .split_whitespace()
+        .map(|f| f.parse().unwrap())
+        .collect();
+    let captured = tmux.cmd(&["capture-pane", "-p", "-J", "-S", "-", "-E", "-", "-t", pane]);
+    let captured: Vec<Vec<u8>> = captured.lines().map(|l| l.as_bytes().to_vec()).collect();
+    let lines = anchor::lines(&captured, 0, rows[2] as usize);
+    anchor::before_cursor(&lines, rows[0], rows[1])
+}
+
+/// A command that printed nothing has its cursor's anchor told from its
+/// input mark, not read after it: in every shell, in its own shell and in
+/// a subshell, it is the anchor tmux gives; so it is behind a prompt of
+/// two rows (read from tmux there).
+#[tokio::test]
+async fn a_silent_commands_anchor_is_the_one_tmux_gives() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let two_rows = ("sh", "env PS1='two rows\n$ ' sh");
+    for &(shell, start) in SHELLS.iter().chain([&two_rows]) {
+        if !shell_installed(shell, "silent anchors") {
+            continue;
+        }
+        let pane = shell_pane(&tmux, shell, start).await;
+        for (command, subshell) in [("true", true), ("cd /", false), ("true", false)] {
+            let run = json!({"pane_id": pane, "command": command, "timeout": 10, "in_subshell": subshell});
+            let r = ok(&svc, "run_command", run).await;
+            assert_eq!(status_and_output(&r), (json!(0), json!([])), "{shell}: {r}");
+            let cursor = Cursor::decode(r["cursor"].as_str().unwrap()).unwrap();
+            let tmux_anchor = anchor_now(&tmux, &pane);
+            assert_eq!(cursor.anchor, tmux_anchor, "{start}: {command}");
+        }
+    }
 }

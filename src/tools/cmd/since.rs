@@ -15,6 +15,7 @@ use crate::tools::shared::cursor::{Cursor, OutputSpan};
 use crate::tools::shared::lookup::{self, PaneSel};
 use crate::tools::shared::observe::{self, MAX_LINE, read_back, read_screen};
 use crate::tools::shared::pace::elapsed_seconds;
+use crate::tools::shared::shell::predicted;
 use crate::tools::shared::shell::typed::is_plumbing;
 use crate::tools::shared::tail::lossy;
 use crate::tools::toolsets::Toolset;
@@ -347,7 +348,11 @@ async fn capture_since(target: Target, args: CaptureSinceArgs) -> ToolResult<Cap
         // left of it is not told apart from what followed.
         missed = true;
     }
-    let read = read_back(&target, id, cursor.server, cursor.pid, cursor.anchor).await?;
+    // run_command's anchor for a command that printed nothing may be a
+    // prediction tmux was still checking, or corrected.
+    let limit = target.hub.limits().tmux_command_timeout;
+    let anchor = predicted::settled(&target, id, cursor.anchor, limit).await;
+    let read = read_back(&target, id, cursor.server, cursor.pid, anchor).await?;
     let (lines, taken, left_lines, left_bytes) = page_lines(&read.lines, max_lines, max_bytes);
     let anchor = match read.lines[..taken].iter().rposition(|l| !l.text.is_empty()) {
         Some(last) => Anchor::new(read.lines[last].row, &read.lines[last].text),

@@ -12,6 +12,7 @@
 use crate::panes::registry::InputMark;
 use crate::tools::shared::cursor::Cursor;
 use crate::tools::shared::observe::{Watch, read_back};
+use crate::tools::shared::shell::predicted;
 use crate::tools::{Target, ToolError, ToolResult};
 
 /// A wait's starting point, as the caller gave it.
@@ -72,6 +73,7 @@ pub async fn earlier(
             ring: c.output.map(|o| (o.epoch, o.stop)),
             // A cursor of the format before anchors names no server.
             tmux: (c.server != 0).then_some((c.server, c.pid, c.anchor)),
+            line: None,
         },
         Since::Input => match target.hub.panes().last_input(watch.id) {
             Some(mark) => mark,
@@ -98,6 +100,9 @@ pub async fn earlier(
             ..Earlier::default()
         });
     };
+    // A cursor's anchor may be one run_command predicted (`predicted`).
+    let limit = target.hub.limits().tmux_command_timeout;
+    let anchor = predicted::settled(target, watch.id, anchor, limit).await;
     let read = read_back(target, watch.id, server, pid, anchor).await?;
     let cursor = read.rows.history + read.rows.cursor_y;
     let (complete, writing) = match read.lines.iter().rposition(|l| l.row <= cursor) {

@@ -9,10 +9,12 @@
 //! would have typed and seen. Before typing, the pane's foreground must be
 //! a shell ([`state`]); the prompt is awaited before and after
 //! ([`prompt`]). [`last`] reads the last command of a pane nobody drove;
-//! [`handles`] keeps the commands that outlive their call.
+//! [`handles`] keeps the commands that outlive their call; [`predicted`]
+//! tells the cursor of a command that printed nothing.
 
 pub mod handles;
 pub mod last;
+pub mod predicted;
 pub mod prompt;
 pub mod span;
 pub mod state;
