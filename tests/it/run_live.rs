@@ -350,3 +350,29 @@ async fn a_silent_commands_anchor_is_the_one_tmux_gives() {
         }
     }
 }
+
+/// With a history limit so small that tmux drops its oldest rows while
+/// each command runs, a silent command's cursor still reads on exactly:
+/// the next command and its output, nothing missed (a told anchor that a
+/// drop moved is corrected by its check).
+#[tokio::test]
+async fn a_silent_commands_cursor_reads_on_across_history_drops() {
+    let tmux = PrivateTmux::start();
+    tmux.cmd(&["set-option", "-g", "history-limit", "20"]);
+    let svc = tmux.service();
+    let pane = shell_pane(&tmux, "drops", "env PS1='$ ' sh").await;
+    let run = |command: &str| json!({"pane_id": pane, "command": command, "timeout": 10});
+    ok(&svc, "run_command", run("seq 1 60")).await;
+    for i in 0..6 {
+        let silent = ok(&svc, "run_command", run("true")).await;
+        let own = json!({"cursor": silent["cursor"]});
+        let own = ok(&svc, "capture_since", own).await;
+        assert_eq!(own["lines"], json!([]), "{own}");
+        ok(&svc, "run_command", run(&format!("echo mark-{i}"))).await;
+        let since = ok(&svc, "capture_since", json!({"cursor": own["cursor"]})).await;
+        assert_eq!(since["lines_missed"], false, "{i}: {since}");
+        let lines = since["lines"].as_array().unwrap();
+        assert_eq!(lines[0], format!("$ echo mark-{i}"), "{i}: {since}");
+        assert!(lines.contains(&json!(format!("mark-{i}"))), "{i}: {since}");
+    }
+}

@@ -141,8 +141,8 @@ impl Predicted {
 }
 
 /// Checks `predicted`, the anchor of `pane`'s cursor, against tmux. The
-/// reads are queued on the command client before this returns; their
-/// replies are awaited on a task of their own.
+/// reads are written to tmux on the command client before this returns;
+/// their replies are awaited on a task of their own.
 pub async fn check(target: &Target, pane: PaneId, height: usize, predicted: Anchor) {
     let checks = target.hub.kept::<Predicted>();
     let sender = checks.checking(pane, predicted);
