@@ -110,7 +110,7 @@ pub struct InputMark {
 /// The line input was typed on, as tmux showed it just before.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TypedOn {
-    /// The absolute row it starts on (the cursor's: it is one row).
+    /// The absolute row it starts on: the cursor's row.
     pub row: u64,
     /// Its text, trailing spaces trimmed.
     pub text: String,
