@@ -206,9 +206,18 @@ async fn the_tools_work_on_a_server_behind_ssh() {
         )
         .await;
     let dir_pane = made["active_pane_id"].as_str().unwrap().to_owned();
-    let path = remote
-        .tmux
-        .cmd(&["display", "-p", "-t", &dir_pane, "#{pane_current_path}"]);
+    // tmux reads the path off the pane's process, which may not have
+    // started yet (an empty path): read again until it has.
+    let started = std::time::Instant::now();
+    let path = loop {
+        let path = remote
+            .tmux
+            .cmd(&["display", "-p", "-t", &dir_pane, "#{pane_current_path}"]);
+        if !path.trim().is_empty() || started.elapsed() > BOUND {
+            break path;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert_eq!(path.trim(), "/tmp");
     let refused = err(
         &remote.svc,
