@@ -207,7 +207,9 @@ impl Span {
 
 /// Reads the recording from `cursor` until the span ends, the deadline,
 /// a cancellation or the pane's end; output goes to `output`. Returns
-/// whether output was lost on the way.
+/// whether output was lost on the way. A command still running leaves
+/// `cursor` at the start of the line it is writing: that line goes to
+/// `output` as it stands, and a later read returns it whole.
 pub async fn collect(
     watch: &mut Watch,
     target: &Target,
@@ -218,6 +220,8 @@ pub async fn collect(
 ) -> ToolResult<bool> {
     let mut view = LineView::new(MAX_LINE);
     let mut missed = false;
+    // Bytes of output fed since the last newline.
+    let mut since_newline = 0;
     loop {
         watch.mark_seen();
         let info = watch.read_raw(cursor, &mut |at, chunk, gap| {
@@ -225,6 +229,10 @@ pub async fn collect(
                 view.reset();
             }
             span.scan(at, chunk, gap, &mut |bytes| {
+                match memchr::memrchr(b'\n', bytes) {
+                    Some(nl) => since_newline = bytes.len() - nl - 1,
+                    None => since_newline += bytes.len(),
+                }
                 view.feed(bytes, &mut |line| output.push(line));
             });
         });
@@ -236,6 +244,11 @@ pub async fn collect(
         }
         let started = span.until_start && span.output_from.is_some();
         if span.ended.is_some() || pace.expired() || started {
+            if span.ended.is_none() {
+                let held = (since_newline + span.held_len()) as u64;
+                let from = span.output_from.unwrap_or(*cursor);
+                *cursor = cursor.saturating_sub(held).max(from);
+            }
             span.flush(&mut |bytes| view.feed(bytes, &mut |line| output.push(line)));
             if !view.partial().is_empty() {
                 // Output without a final newline.
