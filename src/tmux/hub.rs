@@ -977,11 +977,12 @@ async fn in_order<F: Future>(runs: Vec<F>) -> Vec<F::Output> {
     done.into_iter().flatten().collect()
 }
 
+/// An input mark's tmux half, and the line the cursor was on.
+type TmuxMark = ((u32, u32, Anchor), Option<TypedOn>);
+
 /// The tmux half of an [`InputMark`] from the replies of
 /// [`Hub::run_marked`]'s two reads, with the line the cursor is on when
 /// that line starts on the cursor's row; `None` on any doubt.
-type TmuxMark = ((u32, u32, Anchor), Option<TypedOn>);
-
 fn tmux_mark(rows: &[Vec<u8>], screen: &[Vec<u8>]) -> Option<TmuxMark> {
     let line = std::str::from_utf8(rows.first()?).ok()?;
     let mut fields = line.split(' ').map(|f| f.parse::<u64>().ok());

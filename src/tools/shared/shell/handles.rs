@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use super::span::{Delimiters, Span};
+use super::span::{self, Delimiters, Span};
 use super::typed::{self, END_OPTION};
 use crate::ids::PaneId;
 use crate::panes::LineView;
@@ -185,12 +185,15 @@ fn recorded_end(value: &[u8], id: &str) -> Option<Option<i64>> {
 /// knows the handle.
 pub async fn record_start(target: &Target, record: &Record) {
     let set = set_pane_option(record.pane, START_OPTION, record.recorded());
-    let (flag, script) = (typed::end_flag(record.pane), typed::end_script(record.pane));
-    let flag = target.hub.write_beside_socket(&flag, &script);
-    let (set, flag) = tokio::join!(target.run(set), flag);
+    let (suffix, script) = (
+        typed::end_script_suffix(record.pane),
+        typed::end_script(record.pane),
+    );
+    let script = target.hub.write_beside_socket(&suffix, &script);
+    let (set, script) = tokio::join!(target.run(set), script);
     let failed = [
         set.err().map(|e| e.message),
-        flag.err().map(|e| e.to_string()),
+        script.err().map(|e| e.to_string()),
     ];
     for e in failed.into_iter().flatten() {
         eprintln!("tmux-mcp: recording command {} in tmux: {e}", record.id);
@@ -410,10 +413,7 @@ impl Reader {
                 view.reset();
             }
             span.scan(at, chunk, gap, &mut |bytes| {
-                match memchr::memrchr(b'\n', bytes) {
-                    Some(nl) => *since_newline = bytes.len() - nl - 1,
-                    None => *since_newline += bytes.len(),
-                }
+                span::count_since_newline(since_newline, bytes);
                 view.feed(bytes, &mut |line| output.push(line));
             });
         });

@@ -63,9 +63,8 @@ pub fn stays_on_row(printed: &[u8]) -> bool {
                 // OSC: up to BEL or ST.
                 Some(b']') => {
                     let rest = &printed[i + 2..];
-                    let Some(end) = rest.iter().enumerate().position(|(k, &b)| {
-                        b == 0x07 || (b == 0x1b && rest.get(k + 1) == Some(&b'\\'))
-                    }) else {
+                    let ends = |k: &usize| rest[*k] == 0x07 || rest[*k..].starts_with(b"\x1b\\");
+                    let Some(end) = (0..rest.len()).find(ends) else {
                         return false;
                     };
                     i += 2 + end + if rest[end] == 0x07 { 1 } else { 2 };

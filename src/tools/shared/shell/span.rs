@@ -205,6 +205,15 @@ impl Span {
     }
 }
 
+/// Keeps `since`, the bytes of output after its last newline, as `bytes`
+/// are fed: where a line still being written starts.
+pub fn count_since_newline(since: &mut usize, bytes: &[u8]) {
+    match memchr::memrchr(b'\n', bytes) {
+        Some(nl) => *since = bytes.len() - nl - 1,
+        None => *since += bytes.len(),
+    }
+}
+
 /// Reads the recording from `cursor` until the span ends, the deadline,
 /// a cancellation or the pane's end; output goes to `output`. Returns
 /// whether output was lost on the way. A command still running leaves
@@ -229,10 +238,7 @@ pub async fn collect(
                 view.reset();
             }
             span.scan(at, chunk, gap, &mut |bytes| {
-                match memchr::memrchr(b'\n', bytes) {
-                    Some(nl) => since_newline = bytes.len() - nl - 1,
-                    None => since_newline += bytes.len(),
-                }
+                count_since_newline(&mut since_newline, bytes);
                 view.feed(bytes, &mut |line| output.push(line));
             });
         });

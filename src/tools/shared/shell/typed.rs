@@ -129,13 +129,13 @@ pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry, pane:
 }
 
 /// The end of the wrapper line: the end marker with the status, then,
-/// only when the pane's end script ([`end_flag`], [`end_script`]) exists
-/// beside the tmux socket (its call returned with the command running:
-/// see `handles::record_start`), that script run with the nonce and the
-/// status, once `$TMUX_PANE` says this is the pane; only a file of the
-/// shell's own user, not a link (a socket given with `-S` may sit in a
-/// directory others write to). The test is a builtin:
-/// a command that ended within its call forks nothing more. The script
+/// only when the pane's end script ([`end_script_suffix`],
+/// [`end_script`]) exists beside the tmux socket (its call returned with
+/// the command running: see `handles::record_start`), that script run
+/// with the nonce and the status, once `$TMUX_PANE` says this is the
+/// pane; only a file of the shell's own user, not a link (a socket given
+/// with `-S` may sit in a directory others write to). The test is a
+/// builtin: a command that ended within its call forks nothing more. The script
 /// runs in the background (no prompt waits on a tmux client), with no job
 /// message, and silently fails (no tmux on the PATH, a remote shell). It
 /// prints nothing: output after the prompt would be a gap in the
@@ -143,18 +143,18 @@ pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry, pane:
 /// reads the option instead.
 fn end_part(nonce: &str, fish: bool, status: &str, pane: PaneId) -> String {
     let marker = |what: &str| format!("printf '\\033]{OSC};{nonce};{what}\\007'");
-    let flag = end_flag(pane);
+    let suffix = end_script_suffix(pane);
     let end = marker("E;%d");
     if fish {
         // fish runs no block in the background, and reports a job's end
         // unless it is disowned.
-        let file = format!("(string replace -r ',[^,]*,[^,]*$' '' -- \"$TMUX\"){flag}");
+        let file = format!("(string replace -r ',[^,]*,[^,]*$' '' -- \"$TMUX\"){suffix}");
         format!(
             "set __tmux_mcp_s {status}; {end} $__tmux_mcp_s; if test \"$TMUX_PANE\" = '{pane}'; and test -O {file}; and not test -L {file}; sh {file} {nonce} $__tmux_mcp_s &; disown 2>/dev/null; end; set -e __tmux_mcp_s"
         )
     } else {
         // The socket is `$TMUX` without its last two fields (pid, session).
-        let file = format!("\"${{TMUX%,*,*}}{flag}\"");
+        let file = format!("\"${{TMUX%,*,*}}{suffix}\"");
         format!(
             "__tmux_mcp_s={status}; {end} \"$__tmux_mcp_s\"; case ${{TMUX_PANE-}} in '{pane}') if [ -O {file} ] && ! [ -L {file} ]; then (sh {file} {nonce} \"$__tmux_mcp_s\" &); fi;; esac; unset __tmux_mcp_s"
         )
@@ -165,7 +165,7 @@ fn end_part(nonce: &str, fish: bool, status: &str, pane: PaneId) -> String {
 /// `pane`: `<socket>.tmux-mcp-end-<N>`. One per pane: a script left by a
 /// command that ended before it was made only makes the pane's next
 /// command record its own end, and remove the script.
-pub fn end_flag(pane: PaneId) -> String {
+pub fn end_script_suffix(pane: PaneId) -> String {
     format!(".tmux-mcp-end-{}", pane.0)
 }
 
@@ -343,7 +343,7 @@ mod tests {
     }
 
     #[test]
-    fn the_end_is_recorded_in_the_pane_option_only_when_the_flag_asks() {
+    fn the_end_is_recorded_in_the_pane_option_only_when_the_script_is_there() {
         let sh = wrapped("false", "abc", how("sh", true), AT, PANE);
         let file = "\"${TMUX%,*,*}.tmux-mcp-end-3\"";
         assert!(
