@@ -39,11 +39,6 @@ impl Observer for Panes {
             | Event::UnlinkedWindowClose(_)
             | Event::SessionsChanged
             | Event::Exit(_) => self.structure_changed(),
-            Event::SubscriptionChanged { name, rest } => {
-                if let Some((pane, option, value)) = status_change(name, rest) {
-                    self.status(pane, &option, &value);
-                }
-            }
             _ => {}
         }
     }
@@ -57,39 +52,11 @@ impl Observer for Panes {
     }
 }
 
-/// Names of the subscriptions that follow a user option of every pane:
-/// this prefix, then the option's name (`tmux-mcp-attn@status`).
-pub const STATUS_SUBSCRIPTION: &str = "tmux-mcp-attn";
-
-/// A `%subscription-changed` of a status subscription: the pane, the
-/// option and its value (`$S @W IDX %P : VALUE` after the name).
-fn status_change(name: &[u8], rest: &[u8]) -> Option<(PaneId, String, String)> {
-    let option = name.strip_prefix(STATUS_SUBSCRIPTION.as_bytes())?;
-    let colon = memchr::memmem::find(rest, b" : ")?;
-    let pane = rest[..colon]
-        .split(|b| *b == b' ')
-        .find_map(|w| w.starts_with(b"%").then(|| PaneId::parse(w)).flatten())?;
-    let value = &rest[colon + 3..];
-    Some((
-        pane,
-        String::from_utf8_lossy(option).into_owned(),
-        String::from_utf8_lossy(value).into_owned(),
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::panes::LineView;
     use crate::tmux::control::Parser;
-
-    #[test]
-    fn a_status_subscription_names_its_pane_option_and_value() {
-        let got = status_change(b"tmux-mcp-attn@status", b"$0 @1 0 %2 : done : ok");
-        assert_eq!(got, Some((PaneId(2), "@status".into(), "done : ok".into())));
-        assert_eq!(status_change(b"other", b"$0 @1 0 %2 : x"), None);
-        assert_eq!(status_change(b"tmux-mcp-attn@s", b"$0 @1 0 : x"), None);
-    }
 
     /// Replays a recorded control-mode stream, cut into `chunk`-byte reads,
     /// into a recording of pane `%0`, and returns the lines a waiter reads

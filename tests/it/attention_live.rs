@@ -209,3 +209,53 @@ async fn a_flooding_neighbour_does_not_delay_an_event() {
     assert!(took < Duration::from_secs(2), "took {took:?}");
     tmux.cmd(&["send-keys", "-t", &flood, "C-c"]);
 }
+
+/// A session a call watched and the person then killed leaves tmux
+/// alive. Before 3.7, tmux's once-a-second check of a control client's
+/// subscriptions read the session of a client whose session had just been
+/// killed (NULL, in `control_check_subs_all_panes`): 3.3a died when one
+/// of ours had subscribed to the pane options of a session of many
+/// windows (`protocol/tmux-control.md` §7d). Nothing of a watch is kept
+/// in tmux now; since the fault came on tmux's timer, tmux is watched
+/// through two of its ticks after the kill.
+#[tokio::test]
+async fn a_watched_session_killed_by_the_person_leaves_tmux_alive() {
+    const WINDOWS: usize = 50;
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let bash = "bash --norc --noprofile";
+    tmux.cmd(&["new-session", "-d", "-s", "doomed", "-x", "120", "-y", "40", bash]);
+    for _ in 1..WINDOWS {
+        tmux.cmd(&["new-window", "-d", "-t", "doomed:", bash]);
+    }
+    let started = Instant::now();
+    loop {
+        let xs = tmux.cmd(&["list-panes", "-s", "-t", "doomed", "-F", "#{cursor_x}"]);
+        if xs.lines().filter(|x| *x != "0").count() == WINDOWS {
+            break;
+        }
+        assert!(started.elapsed() < BOUND, "prompts not drawn: {xs}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let pid = tmux.cmd(&["display-message", "-p", "#{pid}"]);
+    for timeout in [1.0, 2.0] {
+        let args = json!({"session_name": "doomed", "timeout": timeout});
+        let got = ok(&svc, "wait_for_attention", args).await;
+        assert_eq!(got["panes"], WINDOWS, "{got}");
+    }
+
+    tmux.cmd(&["kill-session", "-t", "doomed"]);
+    let killed = Instant::now();
+    while killed.elapsed() < Duration::from_millis(2500) {
+        let out = tmux.try_cmd(&["display-message", "-p", "#{pid}"]);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            pid,
+            "tmux died {:?} after the watched session was killed",
+            killed.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let got = ok(&svc, "list_sessions", json!({})).await;
+    assert!(!got.to_string().contains("doomed"), "{got}");
+}

@@ -5,9 +5,10 @@
 //!
 //! Events go to the server's feed ([`crate::panes::attention`]), not to
 //! the call: the bell and notifications (OSC 9, 99, 777) are found in the
-//! pane's stream as it is recorded, and a watched user option's change
-//! arrives as a `%subscription-changed` of the client streaming the
-//! pane's session (tmux checks subscriptions once a second). What the
+//! pane's stream as it is recorded, and a watched user option's change is
+//! found by reading the options at the call's start and once a second
+//! while it waits (a change between calls is reported by the next call,
+//! with the value it finds). What the
 //! process probe says (`input`, `prompt`, `exited`, `idle`) is the call's
 //! to find: it probes a pane at the settle points of its quiet spells, as
 //! `wait_for_state` does, and records transitions: a program that starts
@@ -35,8 +36,7 @@ use crate::config::Config;
 use crate::panes::attention::{Event, Reason};
 use crate::panes::registry::unix_ms;
 use crate::process::{Activity, Prober};
-use crate::tmux::output::STATUS_SUBSCRIPTION;
-use crate::tmux::{Command, PaneId, SessionId, WindowId};
+use crate::tmux::{Command, PaneId, SessionId, WindowId, format};
 use crate::tools::shared::args::{default_wait_timeout, seconds};
 use crate::tools::shared::lookup::{self, PaneScope, SessionSel};
 use crate::tools::shared::observe::Watch;
@@ -380,39 +380,36 @@ async fn scope(target: &Target, args: &WaitForAttentionArgs, armed: &Armed) -> T
     })
 }
 
-/// Subscribes the clients streaming `sentries` to the watched options,
-/// once per session, after reading their values now (the baseline: only
-/// a change from it is an event).
-async fn follow_status(
+/// How often a waiting call reads the watched options. tmux sends no
+/// notification when an option changes, and a subscription
+/// (`refresh-client -B`) keeps per-client state that crashed tmux before
+/// 3.7 once the session was killed (`protocol/tmux-control.md` §7d): a
+/// read on the command client keeps nothing in tmux.
+const STATUS_EVERY: Duration = Duration::from_secs(1);
+
+/// Reads every watched option of every pane in one query: a value that
+/// differs from the one read before for an armed pane is a `status`
+/// event (the first read of a pane is its baseline).
+async fn read_status(
     target: &Target,
     options: &[String],
     sentries: &HashMap<PaneId, Sentry>,
 ) -> ToolResult<()> {
+    let fields: Vec<&str> = std::iter::once("pane_id")
+        .chain(options.iter().map(String::as_str))
+        .collect();
+    let cmd = Command::new("list-panes")
+        .flag("-a")
+        .opt("-F", format::template(&fields));
     let panes = target.hub.panes();
-    for option in options {
-        let cmd = Command::new("list-panes")
-            .flag("-a")
-            .opt("-F", format!("#{{pane_id}} #{{{option}}}"));
-        for line in target.run(cmd).await? {
-            let (id, value) = match memchr::memchr(b' ', &line) {
-                Some(i) => (&line[..i], &line[i + 1..]),
-                None => (&line[..], &b""[..]),
-            };
-            if let Some(id) = PaneId::parse(id).filter(|id| sentries.contains_key(id)) {
-                panes.status(id, option, &String::from_utf8_lossy(value));
-            }
-        }
-    }
-    let mut sessions = HashSet::new();
-    for sentry in sentries.values() {
-        if sentry.gone || !sessions.insert(sentry.watch.session) {
+    for record in format::records(&target.run(cmd).await?, fields.len()) {
+        let Some(id) = PaneId::parse(record[0].as_bytes()) else {
             continue;
-        }
-        for option in options {
-            let sub = format!("{STATUS_SUBSCRIPTION}{option}:%*:#{{{option}}}");
-            let cmd = Command::new("refresh-client").opt("-B", sub);
-            // Best effort: a release without subscriptions has no status.
-            let _ = sentry.watch.run_on_stream(&cmd).await;
+        };
+        if sentries.contains_key(&id) {
+            for (option, value) in options.iter().zip(&record[1..]) {
+                panes.status(id, option, value);
+            }
         }
     }
     Ok(())
@@ -542,14 +539,17 @@ async fn watch_all(
 ) -> ToolResult<WaitForAttentionResult> {
     let feed = target.hub.panes().attention();
     let mut signal = feed.subscribe();
-    if reasons.contains(&Reason::Status) {
-        follow_status(target, options, sentries).await?;
-    }
+    let status = reasons.contains(&Reason::Status);
+    let mut next_status = Instant::now();
     let mut pace = Pace::new(ctx, format!("{} panes", sentries.len()), started, effective);
     pace.report_start("armed");
     let mut first = true;
     loop {
         signal.borrow_and_update();
+        if status && Instant::now() >= next_status {
+            read_status(target, options, sentries).await?;
+            next_status = Instant::now() + STATUS_EVERY;
+        }
         for sentry in sentries.values_mut() {
             sentry.look(target, points, first, want_idle).await?;
         }
@@ -580,7 +580,11 @@ async fn watch_all(
             });
         }
         let now = Instant::now();
-        let next = sentries.values().filter_map(|s| s.next_probe(points)).min();
+        let next = sentries
+            .values()
+            .filter_map(|s| s.next_probe(points))
+            .chain(status.then_some(next_status))
+            .min();
         let limit = next.map_or(pace.left(), |at| at.saturating_duration_since(now));
         let woke = pace
             .sleep(async {
