@@ -134,7 +134,8 @@ pub struct Features {
     /// (`window.c:457`). `kill-window`, and `kill-pane` of a pane of a
     /// zoomed window, are safe: tmux unzooms the window before it unlinks
     /// it. So our `kill_session` and `kill_server` first unzoom
-    /// (`resize-pane -Z`) the zoomed windows they destroy.
+    /// (`resize-pane -Z`) the zoomed windows they destroy
+    /// ([`crate::tools::shared::zoom::unzoom_doomed`]).
     pub unzoom_before_teardown: bool,
     /// Pane options, `set-option -p` (3.0 on): a pane's maker mark is a
     /// pane option; before, panes are left unmarked.
