@@ -11,6 +11,7 @@ use std::process::{Command, ExitCode};
 use std::sync::Arc;
 
 use crate::config::{Config, Scope};
+use crate::tmux::version::{Features, Version};
 use crate::tools::service::settings;
 use crate::tools::toolsets::Toolset;
 use crate::tools::{App, TmuxService};
@@ -107,6 +108,9 @@ fn check_tmux(report: &mut Report, config: &Config) -> Option<PathBuf> {
                 "tmux",
                 format!("{} ({version}, from {source})", path.display()),
             );
+            if let Some(note) = Version::parse(version.as_bytes()).and_then(zoom_crash_note) {
+                report.note("tmux", note);
+            }
             if source == "PATH" && !path.starts_with("/usr/bin") && !path.starts_with("/bin") {
                 report.note(
                     "tmux",
@@ -138,6 +142,19 @@ fn check_tmux(report: &mut Report, config: &Config) -> Option<PathBuf> {
             None
         }
     }
+}
+
+/// What a person should know about a release that crashes when a zoomed
+/// window is destroyed ([`Features::unzoom_before_teardown`]): our kill
+/// tools unzoom first, a kill typed by hand does not.
+fn zoom_crash_note(version: Version) -> Option<String> {
+    Features::of(version).unzoom_before_teardown.then(|| {
+        format!(
+            "tmux {version} crashes when a person zooms a window (prefix z) and then kills \
+             its session or the server by hand; unzoom first (our kill tools do; \
+             protocol/tmux-control.md §7e)"
+        )
+    })
 }
 
 fn on_path(name: &Path) -> Option<PathBuf> {
@@ -267,5 +284,26 @@ fn check_caller(report: &mut Report) {
              inside tmux, it did not pass them (Codex CLI needs env_vars = [\"TMUX\", \
              \"TMUX_PANE\", \"TMUX_TMPDIR\"]; see docs/clients.md)",
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_zoom_crash_is_noted_only_for_the_releases_that_have_it() {
+        let note = |v: &str| zoom_crash_note(Version::parse(v.as_bytes()).unwrap());
+        for safe in ["tmux 3.3a", "tmux 3.5a", "tmux 3.7c"] {
+            assert_eq!(note(safe), None, "{safe}");
+        }
+        let text = note("tmux 3.4").expect("3.4 crashes");
+        assert!(text.starts_with("tmux 3.4 crashes"), "{text}");
+        assert!(text.contains("§7e") && !text.contains('\n'), "{text}");
+        assert!(
+            note("tmux next-3.8")
+                .unwrap()
+                .starts_with("tmux 3.8 crashes")
+        );
     }
 }

@@ -123,6 +123,20 @@ pub struct Features {
     /// the unzoom freed). So the window is unzoomed (`resize-pane -Z`)
     /// first, as tmux itself would before resizing.
     pub unzoom_before_resize: bool,
+    /// Destroying a zoomed window crashes tmux 3.4 (not 3.3a, not 3.5a to
+    /// 3.7c) and tmux master (3.8-dev at c1f947a3c): `kill-session` of its
+    /// last session, or `kill-server`, aborts on a double free. On 3.4
+    /// `window_destroy` unzooms the window, the unzoom queues a
+    /// `window-layout-changed` notification holding a reference to the
+    /// window being freed, and when it runs `window_remove_ref` (from
+    /// `notify_callback`) frees the window again; 3.5 unzooms there without
+    /// notifying. Master frees twice in `window_destroy` itself
+    /// (`window.c:457`). `kill-window`, and `kill-pane` of a pane of a
+    /// zoomed window, are safe: tmux unzooms the window before it unlinks
+    /// it. So our `kill_session` and `kill_server` first unzoom
+    /// (`resize-pane -Z`) the zoomed windows they destroy
+    /// ([`crate::tools::shared::zoom::unzoom_doomed`]).
+    pub unzoom_before_teardown: bool,
     /// Pane options, `set-option -p` (3.0 on): a pane's maker mark is a
     /// pane option; before, panes are left unmarked.
     pub pane_options: bool,
@@ -139,6 +153,8 @@ impl Features {
             pause_before_respawn: version >= Version::new(3, 2) && version < Version::new(3, 8),
             notices_in_reply: version < Version::new(3, 8),
             unzoom_before_resize: version >= Version::new(3, 8),
+            unzoom_before_teardown: (version >= Version::new(3, 4) && version < Version::new(3, 5))
+                || version >= Version::new(3, 8),
             pane_options: version >= Version::new(3, 0),
         }
     }
@@ -188,5 +204,10 @@ mod tests {
         assert!(!f("next-3.8").notices_in_reply && !f("3.8").notices_in_reply);
         assert!(!f("3.3a").unzoom_before_resize && !f("3.7c").unzoom_before_resize);
         assert!(f("next-3.8").unzoom_before_resize && f("3.9").unzoom_before_resize);
+        assert!(!f("3.3a").unzoom_before_teardown && f("3.4").unzoom_before_teardown);
+        assert!(f("3.4-rc").unzoom_before_teardown && !f("3.5").unzoom_before_teardown);
+        assert!(!f("3.5a").unzoom_before_teardown && !f("3.7c").unzoom_before_teardown);
+        assert!(f("next-3.8").unzoom_before_teardown && f("3.9").unzoom_before_teardown);
+        assert!(!Features::of(Version::UNKNOWN).unzoom_before_teardown);
     }
 }

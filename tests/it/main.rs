@@ -57,6 +57,7 @@ mod soak_live;
 mod ssh_faults_live;
 mod ssh_live;
 mod startup;
+mod teardown_live;
 mod tools_catalog;
 mod wait_live;
 mod wait_state;

@@ -12,6 +12,7 @@ use crate::tools::shared::lookup::{self, PaneArgs, PaneSel, WindowTarget};
 use crate::tools::shared::models::PaneInfo;
 use crate::tools::shared::rows;
 use crate::tools::shared::spawn;
+use crate::tools::shared::zoom;
 use crate::tools::toolsets::Toolset;
 use crate::tools::{ADJUST, CHANGE, Call, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
 
@@ -92,14 +93,6 @@ async fn window_panes(target: &Target, window: WindowId) -> ToolResult<Vec<PaneI
     Ok(rows::PANE.parse(&lines))
 }
 
-/// Our zooms and resizes on one tmux server, one at a time, on a release
-/// where a resize in a zoomed window crashes tmux
-/// ([`Features::unzoom_before_resize`]); other servers keep their own turns.
-///
-/// [`Features::unzoom_before_resize`]: crate::tmux::version::Features::unzoom_before_resize
-#[derive(Default)]
-struct Resizes(tokio::sync::Mutex<()>);
-
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ResizePaneArgs {
     #[serde(flatten)]
@@ -124,15 +117,11 @@ async fn resize_pane(Call { app, target, .. }: Call, args: ResizePaneArgs) -> To
     let pane = lookup::resolve_pane(&target, &args.pane).await?;
     let toggle = || Command::new("resize-pane").flag("-Z").target(pane);
     // Where resizing a pane of a zoomed window crashes tmux, the window is
-    // unzoomed first, and our zooms and resizes take turns: another call
-    // cannot zoom it between the unzoom and the resize.
+    // unzoomed first, and our zooms, resizes and teardowns take turns:
+    // another call cannot zoom it between the unzoom and the resize (nor
+    // between a teardown's unzoom and its kill).
     let unzoom_first = target.hub.features().await.unzoom_before_resize;
-    let resizes = target.hub.kept::<Resizes>();
-    let _turn = if unzoom_first {
-        Some(resizes.0.lock().await)
-    } else {
-        None
-    };
+    let _turn = zoom::turn(&target).await;
     match args.zoom {
         Some(zoom) => {
             let vars = pane_vars(&target, pane, &["window_zoomed_flag", "pane_active"]).await?;

@@ -5,7 +5,8 @@
 //!   the lookups that resolve them; [`caller`]: who this MCP server is in
 //!   tmux; [`guard`]: the self-harm guard of destructive tools; [`scope`]:
 //!   what `TMUX_MCP_SCOPE` leaves out, fenced once per call;
-//!   [`confirm`]: asking the person before a teardown;
+//!   [`confirm`]: asking the person before a teardown; [`zoom`]: unzooming
+//!   first where tmux crashes on a zoomed window;
 //! - [`models`] and [`rows`]: the result models and their tmux fields;
 //!   [`filters`]: the reference's list filters;
 //! - [`args`]: argument values several tools check the same way;
@@ -43,3 +44,4 @@ pub mod shell;
 pub mod since;
 pub mod spawn;
 pub mod tail;
+pub mod zoom;
