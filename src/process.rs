@@ -192,6 +192,18 @@ pub fn probe(pane_pid: u32) -> Probe {
     Prober::new(pane_pid).probe()
 }
 
+/// Whether the process `pid` has ended (`kill(pid, 0)` finds none). No
+/// `/proc`, so the same on every unix; a process of another user (or
+/// pid 0) reads as not ended.
+pub fn has_ended(pid: u32) -> bool {
+    let Some(pid) = libc::pid_t::try_from(pid).ok().filter(|p| *p > 0) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists.
+    let failed = unsafe { libc::kill(pid, 0) } != 0;
+    failed && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
 /// How long a [`Prober`] trusts its list of the foreground group's
 /// members: the scan of `/proc` that finds them costs one read per
 /// process on the machine (about 1 ms per 150 processes, more under load).

@@ -143,6 +143,8 @@ pub enum ErrorKind {
     PaneNotFound,
     PaneGone,
     PaneDead,
+    /// The pane was respawned (`respawn-pane`): a new process in it.
+    PaneRespawned,
     NoWindowsExist,
     NoPanesExist,
     /// A person is typing where the agent would: input waited and gave up.
@@ -155,7 +157,10 @@ impl ErrorKind {
     pub fn is_pane_end(self) -> bool {
         matches!(
             self,
-            ErrorKind::PaneGone | ErrorKind::PaneDead | ErrorKind::TmuxServerGone
+            ErrorKind::PaneGone
+                | ErrorKind::PaneDead
+                | ErrorKind::PaneRespawned
+                | ErrorKind::TmuxServerGone
         )
     }
 
@@ -181,6 +186,7 @@ impl ErrorKind {
             ErrorKind::PaneNotFound => "PaneNotFound",
             ErrorKind::PaneGone => "PaneGone",
             ErrorKind::PaneDead => "PaneDead",
+            ErrorKind::PaneRespawned => "PaneRespawned",
             ErrorKind::NoWindowsExist => "NoWindowsExist",
             ErrorKind::NoPanesExist => "NoPanesExist",
             ErrorKind::HumanActive => "human_active",
@@ -257,6 +263,7 @@ mod tests {
             (PaneNotFound, "PaneNotFound"),
             (PaneGone, "PaneGone"),
             (PaneDead, "PaneDead"),
+            (PaneRespawned, "PaneRespawned"),
             (NoWindowsExist, "NoWindowsExist"),
             (NoPanesExist, "NoPanesExist"),
         ];

@@ -224,7 +224,17 @@ async fn a_watched_session_killed_by_the_person_leaves_tmux_alive() {
     let tmux = PrivateTmux::start();
     let svc = tmux.service();
     let bash = "bash --norc --noprofile";
-    tmux.cmd(&["new-session", "-d", "-s", "doomed", "-x", "120", "-y", "40", bash]);
+    tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "doomed",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        bash,
+    ]);
     for _ in 1..WINDOWS {
         tmux.cmd(&["new-window", "-d", "-t", "doomed:", bash]);
     }

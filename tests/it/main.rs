@@ -61,4 +61,5 @@ mod teardown_live;
 mod tools_catalog;
 mod wait_live;
 mod wait_state;
+mod watch_gone_live;
 mod windows_live;

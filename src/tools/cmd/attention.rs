@@ -233,7 +233,11 @@ impl Sentry {
                 return Err(e);
             }
             self.gone = true;
-            feed.push(id, Reason::Exited, "", unix_ms());
+            let detail = match e.kind {
+                ErrorKind::PaneRespawned => "respawned",
+                _ => "",
+            };
+            feed.push(id, Reason::Exited, detail, unix_ms());
             return Ok(());
         }
         let due = self.next_probe(points).is_some_and(|at| now >= at);
@@ -556,7 +560,8 @@ async fn watch_all(
         first = false;
         let batch = feed
             .read(token.as_deref(), |e: &Event| {
-                reasons.contains(&e.reason)
+                // A pane's end ends its watch: told whatever was asked.
+                (reasons.contains(&e.reason) || e.reason == Reason::Exited)
                     && (sentries.contains_key(&e.pane) || departed.contains(&e.pane))
             })
             .map_err(|_| ToolError::invalid("since is not a token of this server"))?;

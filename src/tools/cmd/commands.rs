@@ -14,7 +14,7 @@ use crate::tools::shared::bounded::HeadTail;
 use crate::tools::shared::cursor::{Cursor, OutputSpan};
 use crate::tools::shared::observe;
 use crate::tools::shared::pace::Pace;
-use crate::tools::shared::shell::handles::{self, Commands, Record, Waited};
+use crate::tools::shared::shell::handles::{self, Commands, PaneEnd, Record, Waited};
 use crate::tools::toolsets::Toolset;
 use crate::tools::{Call, ErrorKind, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
 
@@ -88,6 +88,9 @@ pub struct CommandResult {
     /// A capture_since cursor at the first line of `output`.
     pub cursor: Option<String>,
     pub elapsed_seconds: f64,
+    /// Ended with its pane: pane_gone, pane_exited or pane_respawned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pane_end: Option<&'static str>,
 }
 
 /// The result of a wait on a command, with a cursor that pages the
@@ -132,6 +135,7 @@ async fn result(
         output: output.into_lines(|n| format!("[... {n} lines left out ...]")),
         cursor,
         elapsed_seconds: started.elapsed().as_secs_f64(),
+        pane_end: record.pane_end.map(PaneEnd::as_str),
     }
 }
 
@@ -167,6 +171,8 @@ pub struct CommandEntry {
     pub ended_at: Option<f64>,
     pub running: bool,
     pub exit_status: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pane_end: Option<&'static str>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -183,6 +189,7 @@ fn entry(r: Record) -> CommandEntry {
         ended_at: r.ended_at,
         running: !r.ended,
         exit_status: r.status,
+        pane_end: r.pane_end.map(PaneEnd::as_str),
     }
 }
 

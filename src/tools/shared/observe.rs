@@ -58,6 +58,8 @@ pub struct Watch {
     /// The pane's process had ended when the watch began (remain-on-exit
     /// kept the pane): `pid` may belong to another process by now.
     pub dead_at_start: bool,
+    /// [`Watch::process_ended`] has told that `pid` ended.
+    process_gone: bool,
     follower: Follower,
     hub: Arc<Hub>,
     command_timeout: Duration,
@@ -178,6 +180,7 @@ impl Watch {
             alternate_at_start: described.alternate,
             pid: described.pid,
             dead_at_start: described.dead,
+            process_gone: false,
             follower,
             hub: target.hub.clone(),
             command_timeout: target.hub.limits().tmux_command_timeout,
@@ -301,16 +304,19 @@ impl Watch {
     }
 
     /// After a structural event (a window closed, the client went away),
-    /// checks that the pane still lives and is still streamed. `Ok(true)`:
-    /// it had to be streamed again, so output in between may be lost. `Err`
-    /// says what happened in words an agent can act on. Sends nothing to
-    /// tmux when nothing happened.
+    /// or once the pane's process has ended (a respawn sends no event),
+    /// checks that the pane still lives, with the same process, and is
+    /// still streamed. `Ok(true)`: it had to be streamed again, so output
+    /// in between may be lost. `Err` says what happened in words an agent
+    /// can act on. Sends nothing to tmux when nothing happened.
     pub async fn check_alive(&mut self, target: &Target) -> ToolResult<bool> {
         if std::mem::take(&mut self.streamed_late) {
             return Ok(true);
         }
-        let Some(orphaned) = self.follower.structural_change() else {
-            return Ok(false);
+        let orphaned = match self.follower.structural_change() {
+            Some(orphaned) => orphaned,
+            None if self.process_ended(target) => false,
+            None => return Ok(false),
         };
         let cmd = Command::new("display-message")
             .flag("-p")
@@ -331,6 +337,13 @@ impl Watch {
             None => Err(ToolError::new(
                 ErrorKind::PaneGone,
                 format!("pane {} was closed while waiting", self.id),
+            )),
+            Some(r) if self.pid != 0 && r.pid != 0 && r.pid != self.pid => Err(ToolError::new(
+                ErrorKind::PaneRespawned,
+                format!(
+                    "pane {} was respawned while waiting: a new process runs in it",
+                    self.id
+                ),
             )),
             Some(r) if r.dead => Err(ToolError::new(
                 ErrorKind::PaneDead,
@@ -363,6 +376,20 @@ impl Watch {
     }
 }
 
+impl Watch {
+    /// The process the pane ran when the watch began has ended, while no
+    /// structural event said so: a respawn, or an exit that remain-on-exit
+    /// keeps. Told once, by one system call (a pane on this machine only).
+    fn process_ended(&mut self, target: &Target) -> bool {
+        let local = target.hub.local_socket().is_some();
+        if self.process_gone || !local || self.dead_at_start || self.pid == 0 {
+            return false;
+        }
+        self.process_gone = crate::process::has_ended(self.pid);
+        self.process_gone
+    }
+}
+
 /// A watch reads and marks what it has seen as its [`Follower`] does.
 impl Deref for Watch {
     type Target = Follower;
@@ -381,6 +408,8 @@ impl DerefMut for Watch {
 #[derive(Default)]
 struct Liveness {
     pane: Option<PaneId>,
+    /// 0 when tmux gave none.
+    pid: u32,
     dead: bool,
     status: String,
     session: Option<SessionId>,
@@ -388,6 +417,7 @@ struct Liveness {
 
 const LIVENESS: Schema<Liveness> = Schema(&[
     ("pane_id", |r, v| r.pane = PaneId::parse(v.as_bytes())),
+    ("pane_pid", |r, v| r.pid = v.parse().unwrap_or(0)),
     ("pane_dead", |r, v| r.dead = v == "1"),
     ("pane_dead_status", |r, v| r.status = v.into()),
     ("session_id", |r, v| {

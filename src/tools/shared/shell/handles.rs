@@ -27,6 +27,7 @@ use super::span::{self, Delimiters, Span};
 use super::typed::{self, END_OPTION};
 use crate::ids::PaneId;
 use crate::panes::LineView;
+use crate::panes::follow::Follower;
 use crate::tmux::Command;
 use crate::tmux::hub::Hub;
 use crate::tools::shared::bounded::HeadTail;
@@ -77,6 +78,42 @@ pub struct Record {
     /// no wait has followed it yet: its recording, and what the earlier
     /// server returned, are not known.
     pub adopted: bool,
+    /// It ended with its pane, no status seen: why ([`PaneEnd`]).
+    pub pane_end: Option<PaneEnd>,
+}
+
+/// How a command's pane ended under it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PaneEnd {
+    /// Killed (with its window or session, or by its shell's exit).
+    Gone,
+    /// Its process ended and remain-on-exit kept the pane.
+    Exited,
+    /// A new process runs in it (`respawn-pane`).
+    Respawned,
+}
+
+impl PaneEnd {
+    /// The pane end an error of a watch names, if it names one.
+    pub fn of(kind: ErrorKind) -> Option<PaneEnd> {
+        match kind {
+            ErrorKind::PaneGone | ErrorKind::PaneNotFound | ErrorKind::TmuxServerGone => {
+                Some(PaneEnd::Gone)
+            }
+            ErrorKind::PaneDead => Some(PaneEnd::Exited),
+            ErrorKind::PaneRespawned => Some(PaneEnd::Respawned),
+            _ => None,
+        }
+    }
+
+    /// As results spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PaneEnd::Gone => "pane_gone",
+            PaneEnd::Exited => "pane_exited",
+            PaneEnd::Respawned => "pane_respawned",
+        }
+    }
 }
 
 impl Record {
@@ -103,6 +140,7 @@ impl Record {
             returned: scan_from,
             end_at: None,
             adopted: false,
+            pane_end: None,
         }
     }
 
@@ -164,6 +202,7 @@ impl Record {
             returned: 0,
             end_at: None,
             adopted: true,
+            pane_end: None,
         })
     }
 }
@@ -284,9 +323,10 @@ fn take_over(target: &Target, rows: &[Vec<u8>]) {
         for (id, started_in) in commands.running_in(pane) {
             if let Some(status) = recorded_end(end, &id) {
                 commands.end(&id, None, status);
-            } else if started_in != pid || dead == b"1" {
-                // Respawned or ended with no end recorded: unknown.
-                commands.end(&id, None, None);
+            } else if started_in != pid {
+                commands.end_with_pane(&id, PaneEnd::Respawned);
+            } else if dead == b"1" {
+                commands.end_with_pane(&id, PaneEnd::Exited);
             }
         }
     }
@@ -340,6 +380,15 @@ impl Commands {
 
     /// Records the end of `id`: at ring offset `at` (unknown: `None`),
     /// with `status`. The first end seen stands.
+    /// Ends `id` because its pane ended (`why`): no status is known.
+    pub fn end_with_pane(&self, id: &str, why: PaneEnd) {
+        self.update(id, |r| {
+            if !r.ended {
+                (r.ended, r.ended_at, r.pane_end) = (true, Some(now()), Some(why));
+            }
+        });
+    }
+
     pub fn end(&self, id: &str, at: Option<u64>, status: Option<i64>) {
         self.update(id, |r| {
             if !r.ended {
@@ -400,7 +449,7 @@ impl Reader {
     }
 
     /// Reads what is recorded; whole lines go to `output`.
-    pub fn read(&mut self, watch: &Watch, output: &mut HeadTail) {
+    pub fn read(&mut self, watch: &Follower, output: &mut HeadTail) {
         let Reader {
             span,
             cursor,
@@ -480,8 +529,16 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
             refresh_pane(&target, record.pane).await;
         }
         let alive: ToolResult<bool> = watch.check_alive(&target).await;
-        let gone = alive.is_err() || watch.epoch() != record_epoch(&commands, &id);
-        if gone || commands.get(&id).is_none_or(|r| r.ended) {
+        let why = match alive {
+            Err(e) => PaneEnd::of(e.kind).or(Some(PaneEnd::Gone)),
+            Ok(_) if watch.epoch() != record_epoch(&commands, &id) => Some(PaneEnd::Respawned),
+            Ok(_) => None,
+        };
+        if let Some(why) = why {
+            commands.end_with_pane(&id, why);
+            return;
+        }
+        if commands.get(&id).is_none_or(|r| r.ended) {
             commands.end(&id, None, None);
             return;
         }
@@ -549,15 +606,16 @@ pub async fn wait(
             watch
         }
         Ok(watch) if watch.epoch() == record.epoch => watch,
-        // The pane is gone or was respawned: its output with it.
-        _ => {
-            commands.end(id, None, None);
+        // The pane is gone or was respawned: what this process recorded
+        // of it is all there is.
+        started => {
+            let why = match started {
+                Ok(_) => PaneEnd::Respawned,
+                Err(e) => PaneEnd::of(e.kind).unwrap_or(PaneEnd::Gone),
+            };
+            commands.end_with_pane(id, why);
             let record = commands.get(id).unwrap_or(record);
-            return Ok(Waited {
-                record,
-                from: None,
-                missed: true,
-            });
+            return Ok(read_left_over(target, record, output));
         }
     };
     let mut reader = Reader::resume(&record);
@@ -601,7 +659,7 @@ pub async fn wait(
         }
         match watch.check_alive(target).await {
             Err(e) if e.kind.is_pane_end() => {
-                commands.end(id, None, None);
+                commands.end_with_pane(id, PaneEnd::of(e.kind).unwrap_or(PaneEnd::Gone));
                 break false;
             }
             Err(e) => return Err(e),
@@ -660,6 +718,28 @@ pub async fn wait(
         missed: reader.missed || lost_end,
         record,
     })
+}
+
+/// What a command whose pane ended before the wait began left in this
+/// process's recording of the pane (kept for a while after its end): the
+/// output no earlier call returned, or `missed` when none is held.
+fn read_left_over(target: &Target, record: Record, output: &mut HeadTail) -> Waited {
+    let recording = target.hub.panes().get(record.pane);
+    let Some(pane) = recording.filter(|p| p.epoch == record.epoch) else {
+        return Waited {
+            record,
+            from: None,
+            missed: true,
+        };
+    };
+    let mut reader = Reader::resume(&record);
+    reader.read(&Follower::new(pane), output);
+    reader.finish(output);
+    Waited {
+        from: reader.output_from().map(|_| reader.from),
+        missed: reader.missed,
+        record,
+    }
 }
 
 fn unknown(id: &str) -> ToolError {
