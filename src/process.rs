@@ -192,6 +192,17 @@ pub fn probe(pane_pid: u32) -> Probe {
     Prober::new(pane_pid).probe()
 }
 
+/// Whether process `pid` is gone (the system has no such process); `false`
+/// for pid 0, which names none.
+pub fn is_gone(pid: u32) -> bool {
+    let Some(pid) = libc::pid_t::try_from(pid).ok().filter(|p| *p > 0) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists.
+    let refused = unsafe { libc::kill(pid, 0) } != 0;
+    refused && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
 /// How long a [`Prober`] trusts its list of the foreground group's
 /// members: the scan of `/proc` that finds them costs one read per
 /// process on the machine (about 1 ms per 150 processes, more under load).

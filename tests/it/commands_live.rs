@@ -10,7 +10,7 @@ use crate::pane_clean_live::shell_pane;
 use crate::support::mcp::McpClient;
 use crate::support::{BOUND, PrivateTmux, ok, shell_installed};
 
-const BASH: &str = "env PS1='$ ' bash --norc --noprofile";
+pub(crate) const BASH: &str = "env PS1='$ ' bash --norc --noprofile";
 const FISH: &str = "fish --no-config -C 'function fish_prompt; echo -n \"\\$ \"; end'";
 
 fn id(r: &Value) -> String {

@@ -19,19 +19,22 @@
 //! reached its stream (a flood paused the pane, no server ran): a wait
 //! that saw a gap reads it every [`LOST_END_PROBE`].
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use super::end_scripts;
 use super::span::{self, Delimiters, Span};
-use super::typed::{self, END_OPTION};
+use super::typed::END_OPTION;
 use crate::ids::PaneId;
 use crate::panes::LineView;
-use crate::tmux::Command;
+use crate::process::{self, ExitWatch};
 use crate::tmux::hub::Hub;
+use crate::tmux::{Command, TmuxError};
 use crate::tools::shared::bounded::HeadTail;
 use crate::tools::shared::observe::{MAX_LINE, Watch};
 use crate::tools::shared::pace::{Pace, Woke};
+use crate::tools::shared::probe;
 use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
 
 /// Finished commands kept for `list_commands` (running ones are all kept).
@@ -180,16 +183,12 @@ fn recorded_end(value: &[u8], id: &str) -> Option<Option<i64>> {
 }
 
 /// Records `record`'s start in its pane, for a server started later, and
-/// leaves the pane's end script ([`typed::end_script`]) that its wrapper
+/// leaves the pane's end script ([`end_scripts::write`]) that its wrapper
 /// runs after the command. Best effort: without them, only this process
 /// knows the handle.
 pub async fn record_start(target: &Target, record: &Record) {
     let set = set_pane_option(record.pane, START_OPTION, record.recorded());
-    let (suffix, script) = (
-        typed::end_script_suffix(record.pane),
-        typed::end_script(record.pane),
-    );
-    let script = target.hub.write_beside_socket(&suffix, &script);
+    let script = end_scripts::write(&target.hub, record.pane, &record.id);
     let (set, script) = tokio::join!(target.run(set), script);
     let failed = [
         set.err().map(|e| e.message),
@@ -225,16 +224,29 @@ fn set_pane_option(pane: PaneId, option: &str, value: String) -> Command {
 
 /// Reads what tmux keeps of the handles: those started by an earlier
 /// server are taken over, and every running one whose end the pane's
-/// option records (or whose pane was respawned or ended) is ended.
+/// option records (or whose pane was respawned, ended or is gone) is
+/// ended.
 pub async fn refresh(target: &Target) -> ToolResult<()> {
-    let rows = target
-        .run(
-            Command::new("list-panes")
-                .flag("-a")
-                .opt("-F", row_format()),
-        )
-        .await?;
-    take_over(target, &rows);
+    Ok(refresh_hub(&target.hub).await?)
+}
+
+/// [`refresh`] on `hub`'s server.
+async fn refresh_hub(hub: &Hub) -> Result<(), TmuxError> {
+    let list = Command::new("list-panes")
+        .flag("-a")
+        .opt("-F", row_format());
+    let rows = hub.run(&list).await?;
+    let mut ended = take_over(hub, &rows);
+    // A pane the server does not list is gone, its command with it.
+    let listed: HashSet<PaneId> = rows.iter().filter_map(|row| row_pane(row)).collect();
+    for record in Commands::of(hub).list() {
+        if !record.ended && !listed.contains(&record.pane) {
+            ended.push((record.id, None));
+        }
+    }
+    for (id, status) in ended {
+        end_command(hub, &id, None, status).await;
+    }
     Ok(())
 }
 
@@ -246,7 +258,20 @@ async fn refresh_pane(target: &Target, pane: PaneId) {
         .target(pane)
         .arg(row_format());
     if let Ok(rows) = target.run(row).await {
-        take_over(target, &rows);
+        for (id, status) in take_over(&target.hub, &rows) {
+            end_command(&target.hub, &id, None, status).await;
+        }
+    }
+}
+
+/// Ends command `id` ([`Commands::end`]); the first end seen also lets
+/// its pane's end script go ([`end_scripts::release`]): however it ended,
+/// the script has nothing left to record.
+async fn end_command(hub: &Hub, id: &str, at: Option<u64>, status: Option<i64>) {
+    let commands = Commands::of(hub);
+    if let Some(pane) = commands.end(id, at, status) {
+        let others_running = !commands.running_in(pane).is_empty();
+        end_scripts::release(hub, pane, id, others_running).await;
     }
 }
 
@@ -256,10 +281,17 @@ fn row_format() -> String {
     format!("#{{pane_id}}\t#{{pane_pid}}\t#{{pane_dead}}\t#{{{START_OPTION}}}\t#{{{END_OPTION}}}")
 }
 
-/// Takes over the handles `rows` name, and ends those whose end they
-/// record (or whose pane was respawned or died).
-fn take_over(target: &Target, rows: &[Vec<u8>]) {
-    let commands = Commands::of(&target.hub);
+/// The pane a [`row_format`] row is of.
+fn row_pane(row: &[u8]) -> Option<PaneId> {
+    PaneId::parse(row.split(|&b| b == b'\t').next()?)
+}
+
+/// Takes over the handles `rows` name. Returns those to end, with their
+/// status: whose end the rows record, or whose pane was respawned or
+/// died (status unknown).
+fn take_over(hub: &Hub, rows: &[Vec<u8>]) -> Vec<(String, Option<i64>)> {
+    let commands = Commands::of(hub);
+    let mut ended = Vec::new();
     for row in rows {
         let mut fields = row.split(|&b| b == b'\t');
         let (Some(pane), Some(pid), Some(dead), Some(start), end) = (
@@ -283,13 +315,14 @@ fn take_over(target: &Target, rows: &[Vec<u8>]) {
         }
         for (id, started_in) in commands.running_in(pane) {
             if let Some(status) = recorded_end(end, &id) {
-                commands.end(&id, None, status);
+                ended.push((id, status));
             } else if started_in != pid || dead == b"1" {
                 // Respawned or ended with no end recorded: unknown.
-                commands.end(&id, None, None);
+                ended.push((id, None));
             }
         }
     }
+    ended
 }
 
 /// Seconds since the Unix epoch.
@@ -339,16 +372,20 @@ impl Commands {
     }
 
     /// Records the end of `id`: at ring offset `at` (unknown: `None`),
-    /// with `status`. The first end seen stands.
-    pub fn end(&self, id: &str, at: Option<u64>, status: Option<i64>) {
+    /// with `status`. The first end seen stands; returns the command's
+    /// pane when this was it.
+    fn end(&self, id: &str, at: Option<u64>, status: Option<i64>) -> Option<PaneId> {
+        let mut ended = None;
         self.update(id, |r| {
             if !r.ended {
                 r.ended = true;
                 r.ended_at = Some(now());
                 r.status = status;
                 r.end_at = at;
+                ended = Some(r.pane);
             }
         });
+        ended
     }
 
     /// Every kept command, oldest first.
@@ -450,7 +487,8 @@ impl Reader {
 
 /// Follows `id` until it ends, holding `watch` so that its pane stays
 /// streamed; records the end. Returns when the end is known, or the
-/// pane's end (status unknown).
+/// pane's end (status unknown): the pane gone, or, on this machine, its
+/// process ended (tmux tells no control client of a respawn).
 pub async fn follow(target: Target, mut watch: Watch, id: String) {
     let commands = Commands::of(&target.hub);
     let Some(record) = commands.get(&id) else {
@@ -462,6 +500,12 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
     });
     let mut nothing = HeadTail::new(0, 0);
     let mut read_options = None;
+    // A remote pane's pid is another machine's.
+    let local = target.hub.local_socket().is_some();
+    let pane_exit = local.then(|| ExitWatch::new(record.pid)).flatten();
+    // Gone before it could be watched (respawned at once).
+    let mut pane_exited = local && pane_exit.is_none() && process::is_gone(record.pid);
+    let mut synced = false;
     loop {
         watch.mark_seen();
         reader.read(&watch, &mut nothing);
@@ -471,7 +515,7 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
             });
         }
         if let Some((at, status)) = reader.ended() {
-            commands.end(&id, Some(at), status);
+            end_command(&target.hub, &id, Some(at), status).await;
             record_end(&target, record.pane, &id, status).await;
             return;
         }
@@ -480,16 +524,28 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
             refresh_pane(&target, record.pane).await;
         }
         let alive: ToolResult<bool> = watch.check_alive(&target).await;
-        let gone = alive.is_err() || watch.epoch() != record_epoch(&commands, &id);
+        let gone = alive.is_err()
+            || watch.epoch() != record_epoch(&commands, &id)
+            || (pane_exited && synced);
         if gone || commands.get(&id).is_none_or(|r| r.ended) {
-            commands.end(&id, None, None);
+            end_command(&target.hub, &id, None, None).await;
             return;
+        }
+        if pane_exited {
+            // What it printed last is read up to a sync point first: the
+            // end marker may be in it.
+            let _ = watch.capture(&[]).await;
+            synced = true;
+            continue;
         }
         let wake = match reader.missed {
             true => LOST_END_PROBE,
             false => Duration::from_secs(60),
         };
-        watch.changed(wake).await;
+        tokio::select! {
+            _ = watch.changed(wake) => {}
+            _ = probe::ended(pane_exit.as_ref()) => pane_exited = true,
+        }
     }
 }
 
@@ -551,7 +607,7 @@ pub async fn wait(
         Ok(watch) if watch.epoch() == record.epoch => watch,
         // The pane is gone or was respawned: its output with it.
         _ => {
-            commands.end(id, None, None);
+            end_command(&target.hub, id, None, None).await;
             let record = commands.get(id).unwrap_or(record);
             return Ok(Waited {
                 record,
@@ -580,7 +636,7 @@ pub async fn wait(
             });
         }
         if let Some((at, status)) = reader.ended() {
-            commands.end(id, Some(at), status);
+            end_command(&target.hub, id, Some(at), status).await;
             break false;
         }
         // After a gap (a flood paused the pane, our client left) the end
@@ -601,7 +657,7 @@ pub async fn wait(
         }
         match watch.check_alive(target).await {
             Err(e) if e.kind.is_pane_end() => {
-                commands.end(id, None, None);
+                end_command(&target.hub, id, None, None).await;
                 break false;
             }
             Err(e) => return Err(e),
@@ -623,7 +679,7 @@ pub async fn wait(
                 .map_or((None, Some(128 + i64::from(signal))), |(at, status)| {
                     (Some(at), status)
                 });
-            commands.end(id, ended.0, ended.1);
+            end_command(&target.hub, id, ended.0, ended.1).await;
             break false;
         }
         // Stopping, the shell's return to its prompt is what ends the wait,
