@@ -165,7 +165,7 @@ async fn stop_command_signals_the_command_and_the_pane_names_it() {
 }
 
 /// The binary on its stdio against `tmux`, initialized.
-async fn server(tmux: &PrivateTmux) -> (McpClient, tokio::process::Child) {
+pub(crate) async fn server(tmux: &PrivateTmux) -> (McpClient, tokio::process::Child) {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tmux-mcp"));
     command
         .env("LIBTMUX_SOCKET", &tmux.name)
@@ -177,7 +177,7 @@ async fn server(tmux: &PrivateTmux) -> (McpClient, tokio::process::Child) {
     (client, child)
 }
 
-async fn call(client: &mut McpClient, name: &str, arguments: Value) -> Value {
+pub(crate) async fn call(client: &mut McpClient, name: &str, arguments: Value) -> Value {
     let r = client.call(name, arguments).await;
     assert_ne!(r["isError"], true, "{name}: {r}");
     r["structuredContent"].clone()

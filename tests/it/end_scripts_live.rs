@@ -1,15 +1,17 @@
 //! The end scripts run_command leaves beside the tmux socket
 //! (`<socket>.tmux-mcp-end-<N>`) for a command that outlived its call go
 //! when that command ends: with its pane (killed or respawned, as a
-//! person does it from the tmux CLI).
+//! person does it from the tmux CLI), or at the server's exit. A script
+//! whose command still runs stays for a restarted server.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::commands_live::BASH;
+use crate::commands_live::{BASH, call, server};
 use crate::pane_clean_live::shell_pane;
+use crate::support::mcp::McpClient;
 use crate::support::{BOUND, PrivateTmux, ok};
 
 /// The end script of `pane` (`%N`) beside the server's socket.
@@ -29,6 +31,19 @@ async fn until_gone(path: &Path, what: &str) {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// Closes the server's input (its shutdown signal) and waits for it to
+/// exit, bounded.
+async fn exit(mut client: McpClient, mut child: tokio::process::Child) {
+    tokio::time::timeout(BOUND, client.close())
+        .await
+        .expect("the server closed its output in time");
+    let status = tokio::time::timeout(BOUND, child.wait())
+        .await
+        .expect("the server exited in time")
+        .expect("its status");
+    assert!(status.success(), "{status}");
 }
 
 /// Issue 34.3: a background command's pane killed, or respawned, from the
@@ -59,4 +74,43 @@ async fn an_end_script_goes_when_its_pane_is_killed_or_respawned() {
         tmux.cmd(&[ends, &[pane.as_str()]].concat());
         until_gone(&script, ends[0]).await;
     }
+}
+
+/// The server exits just after a pane of one of its commands was killed:
+/// that script is gone once it exited, while the script of a command
+/// still running stays (a restarted server learns its end from it). A
+/// server that took a command over (and follows none) lets its script go
+/// at exit once its pane was killed.
+#[tokio::test]
+async fn at_exit_only_the_scripts_of_running_commands_stay() {
+    let tmux = PrivateTmux::start();
+    let killed = shell_pane(&tmux, "killed", BASH).await;
+    let running = shell_pane(&tmux, "running", BASH).await;
+    let (mut a, first) = server(&tmux).await;
+    for pane in [&killed, &running] {
+        let start = json!({"pane_id": pane, "command": "sleep 30", "background": true});
+        call(&mut a, "run_command", start).await;
+        assert!(script_of(&tmux, pane).is_file(), "{pane}");
+    }
+    tmux.cmd(&["kill-pane", "-t", &killed]);
+    exit(a, first).await;
+    assert!(
+        !script_of(&tmux, &killed).exists(),
+        "the killed pane's stayed"
+    );
+    let kept = script_of(&tmux, &running);
+    assert!(kept.is_file(), "the running command's went");
+
+    // A new server takes the running command over from tmux; its pane is
+    // then killed while that server follows nothing.
+    let (mut b, second) = server(&tmux).await;
+    let listed = call(&mut b, "list_commands", json!({"running": true})).await;
+    assert_eq!(
+        listed["commands"][0]["pane_id"],
+        running.as_str(),
+        "{listed}"
+    );
+    tmux.cmd(&["kill-pane", "-t", &running]);
+    exit(b, second).await;
+    assert!(!kept.exists(), "the taken-over command's script stayed");
 }

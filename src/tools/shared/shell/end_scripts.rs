@@ -7,9 +7,14 @@
 //! - it removes itself when the wrapper runs it;
 //! - [`release`] removes it when this server ends the command's handle
 //!   any other way: the end marker read from the stream, the pane killed,
-//!   respawned or dead, the command stopped (`handles::end_command`).
+//!   respawned or dead, the command stopped (`handles::end_command`);
+//! - at this server's exit, the handles are read once more from tmux and
+//!   those no longer running release theirs (`handles::at_exit`).
 //!
-//! On a remote server the scripts are written and removed over ssh.
+//! A script whose command still runs when this server exits stays: that
+//! command has not ended, and a restarted server learns its end from the
+//! pane option the script sets. On a remote server the scripts are
+//! written and removed over ssh.
 
 use std::collections::HashMap;
 
@@ -66,4 +71,13 @@ pub async fn release(hub: &Hub, pane: PaneId, id: &str, others_running: bool) {
     {
         eprintln!("tmux-mcp: removing the end script of {pane} (command {id}): {e}");
     }
+}
+
+/// The panes whose script this process wrote and has not removed, with
+/// the command each is for.
+pub async fn owned(hub: &Hub) -> Vec<(PaneId, String)> {
+    let scripts = of(hub);
+    let state = scripts.state.lock().await;
+    let owners = state.owners.iter();
+    owners.map(|(pane, id)| (*pane, id.clone())).collect()
 }

@@ -275,6 +275,43 @@ async fn end_command(hub: &Hub, id: &str, at: Option<u64>, status: Option<i64>) 
     }
 }
 
+/// At this server's exit: the handles of `hub`'s server are read once
+/// more from tmux, so that each whose command no longer runs (ended,
+/// its pane killed, respawned or dead, the server gone) lets its end
+/// script go; a script whose command still runs stays, for a server
+/// started later. Nothing is asked of a server this process left no
+/// script on and follows no command of.
+pub async fn at_exit(hub: &Hub) {
+    let commands = Commands::of(hub);
+    let owned = end_scripts::owned(hub).await;
+    let running = commands.list().into_iter().filter(|r| !r.ended);
+    let running: Vec<Record> = running.collect();
+    if owned.is_empty() && running.is_empty() {
+        return;
+    }
+    match refresh_hub(hub).await {
+        Ok(()) => {}
+        // Every command of a server that is gone has ended.
+        Err(TmuxError::NoServer(_)) => {
+            for record in running {
+                end_command(hub, &record.id, None, None).await;
+            }
+        }
+        // Not known: the next process's sweep judges the scripts.
+        Err(e) => {
+            eprintln!("tmux-mcp: reading the commands' ends at exit: {e}");
+            return;
+        }
+    }
+    // Scripts a release passed over, whose command has ended since.
+    for (pane, id) in end_scripts::owned(hub).await {
+        if commands.get(&id).is_none_or(|r| r.ended) {
+            let others_running = !commands.running_in(pane).is_empty();
+            end_scripts::release(hub, pane, &id, others_running).await;
+        }
+    }
+}
+
 /// One pane's row for [`refresh`]: its id and process, whether it is
 /// dead, and the two handle options.
 fn row_format() -> String {
