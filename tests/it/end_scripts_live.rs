@@ -1,11 +1,12 @@
 //! The end scripts run_command leaves beside the tmux socket
 //! (`<socket>.tmux-mcp-end-<N>`) for a command that outlived its call go
 //! when that command ends: with its pane (killed or respawned, as a
-//! person does it from the tmux CLI), or at the server's exit. A script
-//! whose command still runs stays for a restarted server.
+//! person does it from the tmux CLI), at the server's exit, or, left by
+//! a server that is gone, in the sweep of the next one. A script whose
+//! command still runs stays for a restarted server.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::json;
 
@@ -16,8 +17,13 @@ use crate::support::{BOUND, PrivateTmux, ok};
 
 /// The end script of `pane` (`%N`) beside the server's socket.
 fn script_of(tmux: &PrivateTmux, pane: &str) -> PathBuf {
+    beside(tmux, &format!(".tmux-mcp-end-{}", &pane[1..]))
+}
+
+/// `<socket path><suffix>`, the socket path as tmux gives it.
+fn beside(tmux: &PrivateTmux, suffix: &str) -> PathBuf {
     let socket = tmux.cmd(&["display-message", "-p", "#{socket_path}"]);
-    PathBuf::from(format!("{}.tmux-mcp-end-{}", socket.trim(), &pane[1..]))
+    PathBuf::from(format!("{}{suffix}", socket.trim()))
 }
 
 /// Waits (bounded) until nothing is at `path`.
@@ -113,4 +119,52 @@ async fn at_exit_only_the_scripts_of_running_commands_stay() {
     tmux.cmd(&["kill-pane", "-t", &running]);
     exit(b, second).await;
     assert!(!kept.exists(), "the taken-over command's script stayed");
+}
+
+/// Scripts left beside the socket with no pane (a server that died, a
+/// pane killed while no server ran) are swept by the next server before
+/// it writes its first: only regular files of ours, named exactly so,
+/// whose pane the live server does not have.
+#[tokio::test]
+async fn the_first_script_written_sweeps_those_whose_pane_is_gone() {
+    let tmux = PrivateTmux::start();
+    let pane = shell_pane(&tmux, "bash", BASH).await;
+    let live = tmux.first_pane();
+    let left = |suffix: &str| {
+        let path = beside(&tmux, suffix);
+        std::fs::write(&path, "exit 0\n").unwrap();
+        // Left some time ago.
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(SystemTime::now() - Duration::from_secs(60))
+            .unwrap();
+        path
+    };
+    let stale = left(".tmux-mcp-end-999");
+    let kept = [
+        left(&format!(".tmux-mcp-end-{}", &live[1..])),
+        left(".tmux-mcp-end-0999"),
+        left(".tmux-mcp-end-998x"),
+        left("x.tmux-mcp-end-997"),
+    ];
+    let victim = left(".victim");
+    let link = beside(&tmux, ".tmux-mcp-end-996");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+
+    let svc = tmux.service();
+    let r = ok(
+        &svc,
+        "run_command",
+        json!({"pane_id": pane, "command": "sleep 30", "background": true}),
+    )
+    .await;
+    assert!(r["command_id"].is_string(), "{r}");
+    assert!(!stale.exists(), "{} stayed", stale.display());
+    for path in kept.iter().chain([&victim, &link]) {
+        assert!(path.symlink_metadata().is_ok(), "{} went", path.display());
+        std::fs::remove_file(path).unwrap();
+    }
+    // Its own command runs on: its script stays until the server is killed.
+    let script = script_of(&tmux, &pane);
+    assert!(script.is_file());
+    std::fs::remove_file(script).unwrap();
 }

@@ -167,7 +167,17 @@ fn end_part(nonce: &str, fish: bool, status: &str, pane: PaneId) -> String {
 /// command that ended before it was made only makes the pane's next
 /// command record its own end, and remove the script.
 pub fn end_script_suffix(pane: PaneId) -> String {
-    format!(".tmux-mcp-end-{}", pane.0)
+    format!("{END_SCRIPT_PREFIX}{}", pane.0)
+}
+
+/// What every end script's name holds between the socket's and the pane
+/// number ([`end_script_suffix`]).
+pub const END_SCRIPT_PREFIX: &str = ".tmux-mcp-end-";
+
+/// The pane whose end script's name ends in `number` (what follows
+/// [`END_SCRIPT_PREFIX`]): a pane number as we write it, nothing else.
+pub fn end_script_pane(number: &str) -> Option<PaneId> {
+    PaneId::parse(format!("%{number}").as_bytes())
 }
 
 /// The end script of `pane`, run by `sh` with the command's nonce and
@@ -361,6 +371,10 @@ mod tests {
             fish.trim_end().ends_with("; end; set -e __tmux_mcp_s"),
             "{fish}"
         );
+        assert_eq!(end_script_pane("3"), Some(PANE));
+        for other in ["", "03", "3x", "-3", "%3", "3 "] {
+            assert_eq!(end_script_pane(other), None, "{other:?}");
+        }
         assert_eq!(
             end_script(PANE),
             "tmux set-option -p -t '%3' @tmux_mcp_end \"$1 $2\" </dev/null >/dev/null 2>&1\nrm -f \"$0\"\n"
