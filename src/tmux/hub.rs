@@ -267,8 +267,7 @@ impl Hub {
             return write_afresh(Path::new(path), content)
                 .map_err(|e| TmuxError::Io(format!("{}: {e}", path.display())));
         };
-        let write = "rm -f \"$1\" && umask 077 && set -C && printf %s \"$2\" >\"$1\"";
-        self.sh_on_host(host, write, &[path, OsStr::new(content)])
+        self.sh_on_host(host, WRITE_AFRESH_SH, &[path, OsStr::new(content)])
             .await
     }
 
@@ -283,8 +282,7 @@ impl Hub {
                 .map(|_| ())
                 .map_err(|e| TmuxError::Io(format!("{}: {e}", path.display())));
         };
-        let remove = "if [ -f \"$1\" ] && ! [ -L \"$1\" ] && [ -O \"$1\" ]; then rm -f \"$1\"; fi";
-        self.sh_on_host(host, remove, &[path]).await
+        self.sh_on_host(host, REMOVE_OWN_FILE_SH, &[path]).await
     }
 
     /// Removes the files beside this machine's tmux socket named
@@ -936,6 +934,13 @@ impl Hub {
     }
 }
 
+/// [`write_afresh`] for a remote host's `sh`: `$1` the path, `$2` the content.
+const WRITE_AFRESH_SH: &str = "rm -f \"$1\" && umask 077 && set -C && printf %s \"$2\" >\"$1\"";
+
+/// [`remove_own_file`] for a remote host's `sh`: `$1` the path.
+const REMOVE_OWN_FILE_SH: &str =
+    "if [ -f \"$1\" ] && ! [ -L \"$1\" ] && [ -O \"$1\" ]; then rm -f \"$1\"; fi";
+
 /// Tries of one command on successive control clients, each going away.
 const MAX_ATTEMPTS: usize = 3;
 
@@ -1238,6 +1243,34 @@ mod tests {
         assert!(dir.join("victim").exists());
         assert!(remove_own_file(&dir.join("sock.end-2")).unwrap());
         assert!(!remove_own_file(&dir.join("sock.end-2")).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The remote host's `sh` does what [`write_afresh`] and
+    /// [`remove_own_file`] do here (run by this machine's `sh`).
+    #[test]
+    fn the_remote_shell_lines_make_and_remove_only_our_own_files() {
+        let dir = std::env::temp_dir().join(format!("tmux-mcp-sh-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let sh = |script: &str, args: &[&Path]| {
+            let status = std::process::Command::new("sh")
+                .args(["-c", script, "sh"])
+                .args(args)
+                .status()
+                .unwrap();
+            assert!(status.success(), "{script}");
+        };
+        let (victim, link, file) = (dir.join("victim"), dir.join("link"), dir.join("file"));
+        std::fs::write(&victim, "keep").unwrap();
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        sh(WRITE_AFRESH_SH, &[&file, Path::new("script")]);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "script");
+        sh(REMOVE_OWN_FILE_SH, &[&link]);
+        sh(REMOVE_OWN_FILE_SH, &[&file]);
+        sh(REMOVE_OWN_FILE_SH, &[&file]);
+        assert!(link.symlink_metadata().is_ok() && !file.exists());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use crate::commands_live::{BASH, call, server};
 use crate::pane_clean_live::shell_pane;
+use crate::ssh_live::Remote;
 use crate::support::mcp::McpClient;
 use crate::support::{BOUND, PrivateTmux, ok};
 
@@ -80,6 +81,24 @@ async fn an_end_script_goes_when_its_pane_is_killed_or_respawned() {
         tmux.cmd(&[ends, &[pane.as_str()]].concat());
         until_gone(&script, ends[0]).await;
     }
+}
+
+/// On a server reached over ssh the script is written and removed there
+/// (the "remote" host is this machine): its pane killed, it goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_end_script_goes_when_its_pane_is_killed() {
+    let Some(remote) = Remote::start() else {
+        return;
+    };
+    let pane = shell_pane(&remote.tmux, "bash", BASH).await;
+    let start = json!({"pane_id": pane, "command": "sleep 30", "background": true});
+    let r = remote.ok("run_command", start).await;
+    assert!(r["command_id"].is_string(), "{r}");
+    let script = script_of(&remote.tmux, &pane);
+    assert!(script.is_file(), "no script at {}", script.display());
+    remote.tmux.until_foreground(&pane, "sleep").await;
+    remote.tmux.cmd(&["kill-pane", "-t", &pane]);
+    until_gone(&script, "remote kill-pane").await;
 }
 
 /// The server exits just after a pane of one of its commands was killed:
