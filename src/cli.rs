@@ -131,10 +131,10 @@ fn serve() -> anyhow::Result<()> {
     runtime()?.block_on(async move {
         let (max_line, max_queued) = (config.limits.stdin_line, config.limits.stdout_queue);
         let app = App::with_selection(config, selection);
-        let service = Arc::new(TmuxService::with_catalog(app.clone(), catalog));
+        let service = Arc::new(TmuxService::with_catalog(app, catalog));
         let (stdin, stdout) = stdio();
-        let result = mcp::serve_with(stdin, stdout, service, max_line, max_queued).await;
-        app.shutdown().await;
+        let result = mcp::serve_with(stdin, stdout, service.clone(), max_line, max_queued).await;
+        service.shutdown().await;
         result
     })
 }
@@ -175,13 +175,13 @@ fn call(tool: &str, arguments: &str) -> ExitCode {
         config.audit = false;
         runtime()?.block_on(async move {
             let app = App::with_selection(config, selection);
-            let service = TmuxService::with_catalog(app.clone(), catalog);
+            let service = TmuxService::with_catalog(app, catalog);
             let started = service.call_tool(tool, arguments, CallContext::detached());
             let result = match started {
                 Some(future) => Ok(future.await),
                 None => Err(service.unknown_tool(tool)),
             };
-            app.shutdown().await;
+            service.shutdown().await;
             Ok(result)
         })
     });

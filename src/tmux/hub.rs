@@ -54,7 +54,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use tokio::sync::{Notify, OnceCell};
 use tokio_util::sync::CancellationToken;
@@ -261,23 +261,68 @@ impl Hub {
     /// through a link: a socket given with `-S` may sit in a directory
     /// others write to.
     pub async fn write_beside_socket(&self, suffix: &str, content: &str) -> Result<(), TmuxError> {
-        let socket = self.socket_path().await?;
-        let path = [socket.as_slice(), suffix.as_bytes()].concat();
+        let path = self.beside_socket(suffix).await?;
         let path = OsStr::from_bytes(&path);
         let Some(host) = self.ssh_host() else {
             return write_afresh(Path::new(path), content)
                 .map_err(|e| TmuxError::Io(format!("{}: {e}", path.display())));
         };
-        let write: [&OsStr; 6] = [
-            OsStr::new("sh"),
-            OsStr::new("-c"),
-            OsStr::new("rm -f \"$1\" && umask 077 && set -C && printf %s \"$2\" >\"$1\""),
-            OsStr::new("sh"),
-            path,
-            OsStr::new(content),
-        ];
+        self.sh_on_host(host, WRITE_AFRESH_SH, &[path, OsStr::new(content)])
+            .await
+    }
+
+    /// Removes the file `<tmux's socket path><suffix>` on the tmux
+    /// server's host if it is a regular file of our own user: never a
+    /// link, nor another user's file. A file already gone is no error.
+    pub async fn remove_beside_socket(&self, suffix: &str) -> Result<(), TmuxError> {
+        let path = self.beside_socket(suffix).await?;
+        let path = OsStr::from_bytes(&path);
+        let Some(host) = self.ssh_host() else {
+            return remove_own_file(Path::new(path))
+                .map(|_| ())
+                .map_err(|e| TmuxError::Io(format!("{}: {e}", path.display())));
+        };
+        self.sh_on_host(host, REMOVE_OWN_FILE_SH, &[path]).await
+    }
+
+    /// Removes the files beside this machine's tmux socket named
+    /// `<socket's file name><prefix><rest>` whose `rest` is `stale`:
+    /// regular files of our own user only (never a link), last modified
+    /// before `before` (one written since may be for something `stale` was
+    /// not told of). A remote server's files are left alone: its host's
+    /// directory is not listed. Returns how many were removed.
+    pub async fn sweep_beside_socket(
+        &self,
+        prefix: &str,
+        before: SystemTime,
+        stale: impl Fn(&str) -> bool,
+    ) -> Result<usize, TmuxError> {
+        if self.local_socket().is_none() {
+            return Ok(0);
+        }
+        let socket = self.socket_path().await?;
+        let socket = Path::new(OsStr::from_bytes(&socket));
+        sweep_beside(socket, prefix, before, stale)
+            .map_err(|e| TmuxError::Io(format!("{}: {e}", socket.display())))
+    }
+
+    /// `<tmux's socket path><suffix>`.
+    async fn beside_socket(&self, suffix: &str) -> Result<Vec<u8>, TmuxError> {
+        let socket = self.socket_path().await?;
+        Ok([socket.as_slice(), suffix.as_bytes()].concat())
+    }
+
+    /// Runs `sh -c script sh args…` on `host`, over its shared connection.
+    async fn sh_on_host(
+        &self,
+        host: &SshHost,
+        script: &str,
+        args: &[&OsStr],
+    ) -> Result<(), TmuxError> {
+        let mut argv: Vec<&OsStr> = ["sh", "-c", script, "sh"].map(OsStr::new).into();
+        argv.extend_from_slice(args);
         let done = host
-            .run(&write, self.limits.tmux_command_timeout, None)
+            .run(&argv, self.limits.tmux_command_timeout, None)
             .await?;
         match done.status.success() {
             true => Ok(()),
@@ -889,6 +934,13 @@ impl Hub {
     }
 }
 
+/// [`write_afresh`] for a remote host's `sh`: `$1` the path, `$2` the content.
+const WRITE_AFRESH_SH: &str = "rm -f \"$1\" && umask 077 && set -C && printf %s \"$2\" >\"$1\"";
+
+/// [`remove_own_file`] for a remote host's `sh`: `$1` the path.
+const REMOVE_OWN_FILE_SH: &str =
+    "if [ -f \"$1\" ] && ! [ -L \"$1\" ] && [ -O \"$1\" ]; then rm -f \"$1\"; fi";
+
 /// Tries of one command on successive control clients, each going away.
 const MAX_ATTEMPTS: usize = 3;
 
@@ -950,6 +1002,61 @@ fn write_afresh(path: &Path, content: &str) -> std::io::Result<()> {
         .mode(0o600)
         .open(path)?;
     file.write_all(content.as_bytes())
+}
+
+/// Whether `meta` is a regular file (not a link) of this process's user.
+fn own_regular_file(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    meta.file_type().is_file() && meta.uid() == uid
+}
+
+/// Removes `path` if it is a regular file of ours (see [`own_regular_file`]);
+/// whether it did. Nothing there is no error.
+fn remove_own_file(path: &Path) -> std::io::Result<bool> {
+    let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if own_regular_file(&meta) => match std::fs::remove_file(path) {
+            Err(e) if !gone(&e) => Err(e),
+            removed => Ok(removed.is_ok()),
+        },
+        Ok(_) => Ok(false),
+        Err(e) if gone(&e) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// [`Hub::sweep_beside_socket`] in `socket`'s directory. A file that
+/// cannot be read or removed is passed over: the others still go.
+fn sweep_beside(
+    socket: &Path,
+    prefix: &str,
+    before: SystemTime,
+    stale: impl Fn(&str) -> bool,
+) -> std::io::Result<usize> {
+    let (Some(dir), Some(name)) = (socket.parent(), socket.file_name()) else {
+        return Ok(0);
+    };
+    let lead = [name.as_bytes(), prefix.as_bytes()].concat();
+    let mut removed = 0;
+    for entry in std::fs::read_dir(dir)?.flatten() {
+        let file = entry.file_name();
+        let rest = file.as_bytes().strip_prefix(lead.as_slice());
+        let Some(rest) = rest.and_then(|r| std::str::from_utf8(r).ok()) else {
+            continue;
+        };
+        let path = entry.path();
+        let old = std::fs::symlink_metadata(&path)
+            .ok()
+            .filter(own_regular_file)
+            .and_then(|meta| meta.modified().ok())
+            .is_some_and(|modified| modified < before);
+        if old && stale(rest) && remove_own_file(&path).unwrap_or(false) {
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 /// Awaits `runs`, polling each in the order given: what they send is
@@ -1091,6 +1198,79 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "script");
         write_afresh(&path, "again").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "again");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_sweep_removes_only_old_regular_files_of_ours_with_the_name_it_is_given() {
+        let dir = std::env::temp_dir().join(format!("tmux-mcp-sweep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let now = SystemTime::now();
+        let minute = Duration::from_secs(60);
+        let file = |name: &str, modified: SystemTime| {
+            let path = dir.join(name);
+            std::fs::write(&path, "x").unwrap();
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(modified).unwrap();
+        };
+        file("sock.end-1", now - minute);
+        file("sock.end-2", now - minute);
+        file("sock.end-3", now + minute);
+        file("other.end-4", now - minute);
+        file("victim", now - minute);
+        std::os::unix::fs::symlink(dir.join("victim"), dir.join("sock.end-5")).unwrap();
+        std::fs::create_dir(dir.join("sock.end-6")).unwrap();
+        // Every name but 2 is stale: 1 goes; 3 is newer than the sweep,
+        // 4 beside another socket, 5 a link, 6 a directory.
+        let swept = sweep_beside(&dir.join("sock"), ".end-", now, |rest| rest != "2");
+        assert_eq!(swept.unwrap(), 1);
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let kept = [
+            "other.end-4",
+            "sock.end-2",
+            "sock.end-3",
+            "sock.end-5",
+            "sock.end-6",
+        ];
+        assert_eq!(left, [&kept[..], &["victim"]].concat());
+        // A link is never removed, nor what it points to; a file is.
+        assert!(!remove_own_file(&dir.join("sock.end-5")).unwrap());
+        assert!(dir.join("victim").exists());
+        assert!(remove_own_file(&dir.join("sock.end-2")).unwrap());
+        assert!(!remove_own_file(&dir.join("sock.end-2")).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The remote host's `sh` does what [`write_afresh`] and
+    /// [`remove_own_file`] do here (run by this machine's `sh`).
+    #[test]
+    fn the_remote_shell_lines_make_and_remove_only_our_own_files() {
+        let dir = std::env::temp_dir().join(format!("tmux-mcp-sh-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let sh = |script: &str, args: &[&Path]| {
+            let status = std::process::Command::new("sh")
+                .args(["-c", script, "sh"])
+                .args(args)
+                .status()
+                .unwrap();
+            assert!(status.success(), "{script}");
+        };
+        let (victim, link, file) = (dir.join("victim"), dir.join("link"), dir.join("file"));
+        std::fs::write(&victim, "keep").unwrap();
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        sh(WRITE_AFRESH_SH, &[&file, Path::new("script")]);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "script");
+        sh(REMOVE_OWN_FILE_SH, &[&link]);
+        sh(REMOVE_OWN_FILE_SH, &[&file]);
+        sh(REMOVE_OWN_FILE_SH, &[&file]);
+        assert!(link.symlink_metadata().is_ok() && !file.exists());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

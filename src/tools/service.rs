@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::cmd::{self, prompts, resources};
+use super::shared::shell::handles;
 use super::toolsets::{Selection, Toolset};
 use super::{App, Catalog, ToolDef};
 use crate::config::Config;
@@ -13,6 +14,9 @@ use crate::mcp::{
     BoxFuture, CallContext, CallToolResult, CompletionRequest, Features, Implementation, Service,
     ServiceError,
 };
+
+/// How long the exit waits on tmux for the commands' ends.
+const EXIT_CLEANUP: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The MCP-facing server: the tools the app's selection exposes.
 pub struct TmuxService {
@@ -80,8 +84,16 @@ impl TmuxService {
         self.exposed().map(|t| (t.name, t.toolset)).collect()
     }
 
-    /// Detaches from every tmux server (see [`App::shutdown`]).
+    /// Lets go of the end scripts of commands that no longer run
+    /// ([`handles::at_exit`], bounded), then detaches from every tmux
+    /// server (see [`App::shutdown`]).
     pub async fn shutdown(&self) {
+        let scripts = async {
+            for hub in self.app.hubs.all() {
+                handles::at_exit(&hub).await;
+            }
+        };
+        let _ = tokio::time::timeout(EXIT_CLEANUP, scripts).await;
         self.app.shutdown().await;
     }
 }

@@ -10,7 +10,7 @@ use crate::pane_clean_live::shell_pane;
 use crate::support::mcp::McpClient;
 use crate::support::{BOUND, PrivateTmux, ok, shell_installed};
 
-const BASH: &str = "env PS1='$ ' bash --norc --noprofile";
+pub(crate) const BASH: &str = "env PS1='$ ' bash --norc --noprofile";
 const FISH: &str = "fish --no-config -C 'function fish_prompt; echo -n \"\\$ \"; end'";
 
 fn id(r: &Value) -> String {
@@ -165,7 +165,7 @@ async fn stop_command_signals_the_command_and_the_pane_names_it() {
 }
 
 /// The binary on its stdio against `tmux`, initialized.
-async fn server(tmux: &PrivateTmux) -> (McpClient, tokio::process::Child) {
+pub(crate) async fn server(tmux: &PrivateTmux) -> (McpClient, tokio::process::Child) {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tmux-mcp"));
     command
         .env("LIBTMUX_SOCKET", &tmux.name)
@@ -177,7 +177,7 @@ async fn server(tmux: &PrivateTmux) -> (McpClient, tokio::process::Child) {
     (client, child)
 }
 
-async fn call(client: &mut McpClient, name: &str, arguments: Value) -> Value {
+pub(crate) async fn call(client: &mut McpClient, name: &str, arguments: Value) -> Value {
     let r = client.call(name, arguments).await;
     assert_ne!(r["isError"], true, "{name}: {r}");
     r["structuredContent"].clone()

@@ -27,6 +27,7 @@ mod confirm_live;
 mod control_fuzz;
 mod control_replay;
 mod demo;
+mod end_scripts_live;
 mod fake_tmux;
 mod faults_live;
 mod flag_values_live;

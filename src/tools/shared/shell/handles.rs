@@ -19,20 +19,23 @@
 //! reached its stream (a flood paused the pane, no server ran): a wait
 //! that saw a gap reads it every [`LOST_END_PROBE`].
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use super::end_scripts;
 use super::span::{self, Delimiters, Span};
-use super::typed::{self, END_OPTION};
+use super::typed::END_OPTION;
 use crate::ids::PaneId;
 use crate::panes::LineView;
 use crate::panes::follow::Follower;
-use crate::tmux::Command;
+use crate::process::{self, ExitWatch};
 use crate::tmux::hub::Hub;
+use crate::tmux::{Command, TmuxError};
 use crate::tools::shared::bounded::HeadTail;
 use crate::tools::shared::observe::{MAX_LINE, Watch};
 use crate::tools::shared::pace::{Pace, Woke};
+use crate::tools::shared::probe;
 use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
 
 /// Finished commands kept for `list_commands` (running ones are all kept).
@@ -91,6 +94,14 @@ pub enum PaneEnd {
     Exited,
     /// A new process runs in it (`respawn-pane`).
     Respawned,
+}
+
+/// How a command's end was learnt: its status (`None`: its end said
+/// none, or was not seen), or its pane's end under it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    Status(Option<i64>),
+    Pane(PaneEnd),
 }
 
 impl PaneEnd {
@@ -219,16 +230,12 @@ fn recorded_end(value: &[u8], id: &str) -> Option<Option<i64>> {
 }
 
 /// Records `record`'s start in its pane, for a server started later, and
-/// leaves the pane's end script ([`typed::end_script`]) that its wrapper
+/// leaves the pane's end script ([`end_scripts::write`]) that its wrapper
 /// runs after the command. Best effort: without them, only this process
 /// knows the handle.
 pub async fn record_start(target: &Target, record: &Record) {
     let set = set_pane_option(record.pane, START_OPTION, record.recorded());
-    let (suffix, script) = (
-        typed::end_script_suffix(record.pane),
-        typed::end_script(record.pane),
-    );
-    let script = target.hub.write_beside_socket(&suffix, &script);
+    let script = end_scripts::write(&target.hub, record.pane, &record.id);
     let (set, script) = tokio::join!(target.run(set), script);
     let failed = [
         set.err().map(|e| e.message),
@@ -264,16 +271,29 @@ fn set_pane_option(pane: PaneId, option: &str, value: String) -> Command {
 
 /// Reads what tmux keeps of the handles: those started by an earlier
 /// server are taken over, and every running one whose end the pane's
-/// option records (or whose pane was respawned or ended) is ended.
+/// option records (or whose pane was respawned, ended or is gone) is
+/// ended.
 pub async fn refresh(target: &Target) -> ToolResult<()> {
-    let rows = target
-        .run(
-            Command::new("list-panes")
-                .flag("-a")
-                .opt("-F", row_format()),
-        )
-        .await?;
-    take_over(target, &rows);
+    Ok(refresh_hub(&target.hub).await?)
+}
+
+/// [`refresh`] on `hub`'s server.
+async fn refresh_hub(hub: &Hub) -> Result<(), TmuxError> {
+    let list = Command::new("list-panes")
+        .flag("-a")
+        .opt("-F", row_format());
+    let rows = hub.run(&list).await?;
+    let mut ended = take_over(hub, &rows);
+    // A pane the server does not list is gone, its command with it.
+    let listed: HashSet<PaneId> = rows.iter().filter_map(|row| row_pane(row)).collect();
+    for record in Commands::of(hub).list() {
+        if !record.ended && !listed.contains(&record.pane) {
+            ended.push((record.id, End::Pane(PaneEnd::Gone)));
+        }
+    }
+    for (id, end) in ended {
+        end_command(hub, &id, None, end).await;
+    }
     Ok(())
 }
 
@@ -285,7 +305,57 @@ async fn refresh_pane(target: &Target, pane: PaneId) {
         .target(pane)
         .arg(row_format());
     if let Ok(rows) = target.run(row).await {
-        take_over(target, &rows);
+        for (id, end) in take_over(&target.hub, &rows) {
+            end_command(&target.hub, &id, None, end).await;
+        }
+    }
+}
+
+/// Ends command `id` ([`Commands::end`]); the first end seen also lets
+/// its pane's end script go ([`end_scripts::release`]): however it ended,
+/// the script has nothing left to record.
+async fn end_command(hub: &Hub, id: &str, at: Option<u64>, end: End) {
+    let commands = Commands::of(hub);
+    if let Some(pane) = commands.end(id, at, end) {
+        let others_running = !commands.running_in(pane).is_empty();
+        end_scripts::release(hub, pane, id, others_running).await;
+    }
+}
+
+/// At this server's exit: the handles of `hub`'s server are read once
+/// more from tmux, so that each whose command no longer runs (ended,
+/// its pane killed, respawned or dead, the server gone) lets its end
+/// script go; a script whose command still runs stays, for a server
+/// started later. Nothing is asked of a server this process left no
+/// script on and follows no command of.
+pub async fn at_exit(hub: &Hub) {
+    let commands = Commands::of(hub);
+    let owned = end_scripts::owned(hub).await;
+    let running = commands.list().into_iter().filter(|r| !r.ended);
+    let running: Vec<Record> = running.collect();
+    if owned.is_empty() && running.is_empty() {
+        return;
+    }
+    match refresh_hub(hub).await {
+        Ok(()) => {}
+        // Every command of a server that is gone has ended.
+        Err(TmuxError::NoServer(_)) => {
+            for record in running {
+                end_command(hub, &record.id, None, End::Pane(PaneEnd::Gone)).await;
+            }
+        }
+        // Not known: the next process's sweep judges the scripts.
+        Err(e) => {
+            eprintln!("tmux-mcp: reading the commands' ends at exit: {e}");
+            return;
+        }
+    }
+    // Scripts a release passed over, whose command has ended since.
+    for (pane, id) in end_scripts::owned(hub).await {
+        if commands.get(&id).is_none_or(|r| r.ended) {
+            let others_running = !commands.running_in(pane).is_empty();
+            end_scripts::release(hub, pane, &id, others_running).await;
+        }
     }
 }
 
@@ -295,10 +365,17 @@ fn row_format() -> String {
     format!("#{{pane_id}}\t#{{pane_pid}}\t#{{pane_dead}}\t#{{{START_OPTION}}}\t#{{{END_OPTION}}}")
 }
 
-/// Takes over the handles `rows` name, and ends those whose end they
-/// record (or whose pane was respawned or died).
-fn take_over(target: &Target, rows: &[Vec<u8>]) {
-    let commands = Commands::of(&target.hub);
+/// The pane a [`row_format`] row is of.
+fn row_pane(row: &[u8]) -> Option<PaneId> {
+    PaneId::parse(row.split(|&b| b == b'\t').next()?)
+}
+
+/// Takes over the handles `rows` name. Returns those to end, with their
+/// status: whose end the rows record, or whose pane was respawned or
+/// died (status unknown).
+fn take_over(hub: &Hub, rows: &[Vec<u8>]) -> Vec<(String, End)> {
+    let commands = Commands::of(hub);
+    let mut ended = Vec::new();
     for row in rows {
         let mut fields = row.split(|&b| b == b'\t');
         let (Some(pane), Some(pid), Some(dead), Some(start), end) = (
@@ -322,14 +399,15 @@ fn take_over(target: &Target, rows: &[Vec<u8>]) {
         }
         for (id, started_in) in commands.running_in(pane) {
             if let Some(status) = recorded_end(end, &id) {
-                commands.end(&id, None, status);
+                ended.push((id, End::Status(status)));
             } else if started_in != pid {
-                commands.end_with_pane(&id, PaneEnd::Respawned);
+                ended.push((id, End::Pane(PaneEnd::Respawned)));
             } else if dead == b"1" {
-                commands.end_with_pane(&id, PaneEnd::Exited);
+                ended.push((id, End::Pane(PaneEnd::Exited)));
             }
         }
     }
+    ended
 }
 
 /// Seconds since the Unix epoch.
@@ -379,28 +457,23 @@ impl Commands {
     }
 
     /// Records the end of `id`: at ring offset `at` (unknown: `None`),
-    /// with `status`. The first end seen stands.
-    /// Ends `id` because its pane ended (`why`): no status is known.
-    pub fn end_with_pane(&self, id: &str, why: PaneEnd) {
+    /// with `status`, or because its pane ended; the first end seen
+    /// stands. Returns the command's pane when this was it.
+    fn end(&self, id: &str, at: Option<u64>, end: End) -> Option<PaneId> {
+        let mut ended = None;
         self.update(id, |r| {
             if !r.ended {
-                (r.ended, r.ended_at, r.pane_end) = (true, Some(now()), Some(why));
+                (r.ended, r.ended_at, r.end_at) = (true, Some(now()), at);
+                match end {
+                    End::Status(status) => r.status = status,
+                    End::Pane(why) => r.pane_end = Some(why),
+                }
+                ended = Some(r.pane);
             }
         });
+        ended
     }
 
-    pub fn end(&self, id: &str, at: Option<u64>, status: Option<i64>) {
-        self.update(id, |r| {
-            if !r.ended {
-                r.ended = true;
-                r.ended_at = Some(now());
-                r.status = status;
-                r.end_at = at;
-            }
-        });
-    }
-
-    /// Every kept command, oldest first.
     /// The ids of the commands still running in `pane`, with the pane
     /// process each started in.
     fn running_in(&self, pane: PaneId) -> Vec<(String, u32)> {
@@ -409,6 +482,7 @@ impl Commands {
         running.map(|r| (r.id.clone(), r.pid)).collect()
     }
 
+    /// Every kept command, oldest first.
     pub fn list(&self) -> Vec<Record> {
         self.lock().iter().cloned().collect()
     }
@@ -499,7 +573,8 @@ impl Reader {
 
 /// Follows `id` until it ends, holding `watch` so that its pane stays
 /// streamed; records the end. Returns when the end is known, or the
-/// pane's end (status unknown).
+/// pane's end (status unknown): the pane gone, or, on this machine, its
+/// process ended (tmux tells no control client of a respawn).
 pub async fn follow(target: Target, mut watch: Watch, id: String) {
     let commands = Commands::of(&target.hub);
     let Some(record) = commands.get(&id) else {
@@ -511,6 +586,12 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
     });
     let mut nothing = HeadTail::new(0, 0);
     let mut read_options = None;
+    // A remote pane's pid is another machine's.
+    let local = target.hub.local_socket().is_some();
+    let pane_exit = local.then(|| ExitWatch::new(record.pid)).flatten();
+    // Gone before it could be watched (respawned at once).
+    let mut pane_exited = local && pane_exit.is_none() && process::has_ended(record.pid);
+    let mut synced = false;
     loop {
         watch.mark_seen();
         reader.read(&watch, &mut nothing);
@@ -520,7 +601,7 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
             });
         }
         if let Some((at, status)) = reader.ended() {
-            commands.end(&id, Some(at), status);
+            end_command(&target.hub, &id, Some(at), End::Status(status)).await;
             record_end(&target, record.pane, &id, status).await;
             return;
         }
@@ -532,21 +613,32 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
         let why = match alive {
             Err(e) => PaneEnd::of(e.kind).or(Some(PaneEnd::Gone)),
             Ok(_) if watch.epoch() != record_epoch(&commands, &id) => Some(PaneEnd::Respawned),
+            Ok(_) if pane_exited && synced => Some(PaneEnd::Respawned),
             Ok(_) => None,
         };
         if let Some(why) = why {
-            commands.end_with_pane(&id, why);
+            end_command(&target.hub, &id, None, End::Pane(why)).await;
             return;
         }
         if commands.get(&id).is_none_or(|r| r.ended) {
-            commands.end(&id, None, None);
+            end_command(&target.hub, &id, None, End::Status(None)).await;
             return;
+        }
+        if pane_exited {
+            // What it printed last is read up to a sync point first: the
+            // end marker may be in it.
+            let _ = watch.capture(&[]).await;
+            synced = true;
+            continue;
         }
         let wake = match reader.missed {
             true => LOST_END_PROBE,
             false => Duration::from_secs(60),
         };
-        watch.changed(wake).await;
+        tokio::select! {
+            _ = watch.changed(wake) => {}
+            _ = probe::ended(pane_exit.as_ref()) => pane_exited = true,
+        }
     }
 }
 
@@ -613,7 +705,7 @@ pub async fn wait(
                 Ok(_) => PaneEnd::Respawned,
                 Err(e) => PaneEnd::of(e.kind).unwrap_or(PaneEnd::Gone),
             };
-            commands.end_with_pane(id, why);
+            end_command(&target.hub, id, None, End::Pane(why)).await;
             let record = commands.get(id).unwrap_or(record);
             return Ok(read_left_over(target, record, output));
         }
@@ -638,7 +730,7 @@ pub async fn wait(
             });
         }
         if let Some((at, status)) = reader.ended() {
-            commands.end(id, Some(at), status);
+            end_command(&target.hub, id, Some(at), End::Status(status)).await;
             break false;
         }
         // After a gap (a flood paused the pane, our client left) the end
@@ -659,7 +751,8 @@ pub async fn wait(
         }
         match watch.check_alive(target).await {
             Err(e) if e.kind.is_pane_end() => {
-                commands.end_with_pane(id, PaneEnd::of(e.kind).unwrap_or(PaneEnd::Gone));
+                let why = PaneEnd::of(e.kind).unwrap_or(PaneEnd::Gone);
+                end_command(&target.hub, id, None, End::Pane(why)).await;
                 break false;
             }
             Err(e) => return Err(e),
@@ -681,7 +774,7 @@ pub async fn wait(
                 .map_or((None, Some(128 + i64::from(signal))), |(at, status)| {
                     (Some(at), status)
                 });
-            commands.end(id, ended.0, ended.1);
+            end_command(&target.hub, id, ended.0, End::Status(ended.1)).await;
             break false;
         }
         // Stopping, the shell's return to its prompt is what ends the wait,

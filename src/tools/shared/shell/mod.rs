@@ -9,9 +9,11 @@
 //! would have typed and seen. Before typing, the pane's foreground must be
 //! a shell ([`state`]); the prompt is awaited before and after
 //! ([`prompt`]). [`last`] reads the last command of a pane nobody drove;
-//! [`handles`] keeps the commands that outlive their call; [`predicted`]
-//! tells the cursor of a command that printed nothing.
+//! [`handles`] keeps the commands that outlive their call, and
+//! [`end_scripts`] the scripts their wrappers run beside the tmux socket;
+//! [`predicted`] tells the cursor of a command that printed nothing.
 
+pub mod end_scripts;
 pub mod handles;
 pub mod last;
 pub mod predicted;

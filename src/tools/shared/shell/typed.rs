@@ -137,8 +137,9 @@ pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry, pane:
 /// with `-S` may sit in a directory others write to). The test is a
 /// builtin: a command that ended within its call forks nothing more. The script
 /// runs in the background (no prompt waits on a tmux client), with no job
-/// message, and silently fails (no tmux on the PATH, a remote shell). It
-/// prints nothing: output after the prompt would be a gap in the
+/// message, and silently fails (no tmux on the PATH, a remote shell, the
+/// script removed by the server that read the end marker between the test
+/// and `sh` opening it). It prints nothing: output after the prompt would be a gap in the
 /// recording once run_command returned; a waiter that lost the end marker
 /// reads the option instead.
 fn end_part(nonce: &str, fish: bool, status: &str, pane: PaneId) -> String {
@@ -150,13 +151,13 @@ fn end_part(nonce: &str, fish: bool, status: &str, pane: PaneId) -> String {
         // unless it is disowned.
         let file = format!("(string replace -r ',[^,]*,[^,]*$' '' -- \"$TMUX\"){suffix}");
         format!(
-            "set __tmux_mcp_s {status}; {end} $__tmux_mcp_s; if test \"$TMUX_PANE\" = '{pane}'; and test -O {file}; and not test -L {file}; sh {file} {nonce} $__tmux_mcp_s &; disown 2>/dev/null; end; set -e __tmux_mcp_s"
+            "set __tmux_mcp_s {status}; {end} $__tmux_mcp_s; if test \"$TMUX_PANE\" = '{pane}'; and test -O {file}; and not test -L {file}; sh {file} {nonce} $__tmux_mcp_s 2>/dev/null &; disown 2>/dev/null; end; set -e __tmux_mcp_s"
         )
     } else {
         // The socket is `$TMUX` without its last two fields (pid, session).
         let file = format!("\"${{TMUX%,*,*}}{suffix}\"");
         format!(
-            "__tmux_mcp_s={status}; {end} \"$__tmux_mcp_s\"; case ${{TMUX_PANE-}} in '{pane}') if [ -O {file} ] && ! [ -L {file} ]; then (sh {file} {nonce} \"$__tmux_mcp_s\" &); fi;; esac; unset __tmux_mcp_s"
+            "__tmux_mcp_s={status}; {end} \"$__tmux_mcp_s\"; case ${{TMUX_PANE-}} in '{pane}') if [ -O {file} ] && ! [ -L {file} ]; then (sh {file} {nonce} \"$__tmux_mcp_s\" 2>/dev/null &); fi;; esac; unset __tmux_mcp_s"
         )
     }
 }
@@ -166,7 +167,17 @@ fn end_part(nonce: &str, fish: bool, status: &str, pane: PaneId) -> String {
 /// command that ended before it was made only makes the pane's next
 /// command record its own end, and remove the script.
 pub fn end_script_suffix(pane: PaneId) -> String {
-    format!(".tmux-mcp-end-{}", pane.0)
+    format!("{END_SCRIPT_PREFIX}{}", pane.0)
+}
+
+/// What every end script's name holds between the socket's and the pane
+/// number ([`end_script_suffix`]).
+pub const END_SCRIPT_PREFIX: &str = ".tmux-mcp-end-";
+
+/// The pane whose end script's name ends in `number` (what follows
+/// [`END_SCRIPT_PREFIX`]): a pane number as we write it, nothing else.
+pub fn end_script_pane(number: &str) -> Option<PaneId> {
+    PaneId::parse(format!("%{number}").as_bytes())
 }
 
 /// The end script of `pane`, run by `sh` with the command's nonce and
@@ -347,19 +358,23 @@ mod tests {
         let sh = wrapped("false", "abc", how("sh", true), AT, PANE);
         let file = "\"${TMUX%,*,*}.tmux-mcp-end-3\"";
         assert!(
-            sh.contains(&format!("case ${{TMUX_PANE-}} in '%3') if [ -O {file} ] && ! [ -L {file} ]; then (sh {file} abc \"$__tmux_mcp_s\" &); fi;; esac; unset __tmux_mcp_s")),
+            sh.contains(&format!("case ${{TMUX_PANE-}} in '%3') if [ -O {file} ] && ! [ -L {file} ]; then (sh {file} abc \"$__tmux_mcp_s\" 2>/dev/null &); fi;; esac; unset __tmux_mcp_s")),
             "{sh}"
         );
         let fish = wrapped("false", "abc", how("fish", true), AT, PANE);
         let file = "(string replace -r ',[^,]*,[^,]*$' '' -- \"$TMUX\").tmux-mcp-end-3";
         assert!(
-            fish.contains(&format!("if test \"$TMUX_PANE\" = '%3'; and test -O {file}; and not test -L {file}; sh {file} abc $__tmux_mcp_s &; disown 2>/dev/null; end")),
+            fish.contains(&format!("if test \"$TMUX_PANE\" = '%3'; and test -O {file}; and not test -L {file}; sh {file} abc $__tmux_mcp_s 2>/dev/null &; disown 2>/dev/null; end")),
             "{fish}"
         );
         assert!(
             fish.trim_end().ends_with("; end; set -e __tmux_mcp_s"),
             "{fish}"
         );
+        assert_eq!(end_script_pane("3"), Some(PANE));
+        for other in ["", "03", "3x", "-3", "%3", "3 "] {
+            assert_eq!(end_script_pane(other), None, "{other:?}");
+        }
         assert_eq!(
             end_script(PANE),
             "tmux set-option -p -t '%3' @tmux_mcp_end \"$1 $2\" </dev/null >/dev/null 2>&1\nrm -f \"$0\"\n"
