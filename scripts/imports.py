@@ -2,12 +2,19 @@
 """Checks the shape of src/ from its `use` lines (test modules left out).
 
 - No import circle between files: a file's `use` of a name another file
-  defines (re-exports followed to the defining file) is an edge.
+  defines (re-exports followed to the defining file) is an edge, and so is
+  a path written out in code (`super::child::reap(…)`, `crate::process::probe`).
+- The floors: src/tmux/ and src/panes/ import neither src/tools/ nor
+  src/drive/; src/drive/ never imports src/tools/.
 - src/tools/ has three floors, imports pointing down: a tool group
   (src/tools/cmd/<group>.rs or <group>/) never imports another group, and
   src/tools/shared/ never imports src/tools/cmd/.
 - tmux's version is read in src/tmux/ only: no `#{version}` in src/tools/
   (but get_server_info's, which reports it verbatim and parses nothing).
+
+- No function is longer than 80 lines, signature to closing brace, tests
+  left out; the functions already longer when the bound came are listed
+  in LONG with the length they had, and may only shrink.
 
 Prints what it found; exits 1 on any breach. Usage: scripts/imports.py [SRC]
 """
@@ -59,6 +66,21 @@ def without_tests(text: str) -> str:
 
 
 USE = re.compile(r"^\s*(pub(\([\w:]+\))?\s+)?use\s+([^;]+);", re.M)
+# A path written out in code: `super::child::reap`, `crate::process::probe`.
+PATH = re.compile(r"(?<![\w:])((?:crate|super|self)(?:::(?:super|[A-Za-z_]\w*))+)")
+COMMENT = re.compile(r"//[^\n]*")
+
+# The bound on a function's lines, and the functions over it when it came
+# (file, function: lines then); each may only get shorter.
+MAX_FN_LINES = 80
+LONG = {
+    ("tools/cmd/attention.rs", "scope"): 89,
+    ("tools/cmd/since.rs", "capture_since"): 116,
+    ("tools/shared/observe.rs", "read_back"): 108,
+    ("tools/shared/shell/handles.rs", "wait"): 144,
+    ("tools/tool.rs", "new"): 89,
+}
+FN = re.compile(r"^(\s*)(?:pub(?:\([\w:]+\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(\w+)", re.M)
 
 
 def expand(tree: str) -> list:
@@ -102,8 +124,10 @@ def main() -> int:
     for mod, file in files.items():
         text = without_tests(file.read_text())
         found = []
-        for m in USE.finditer(text):
-            for path in expand(m.group(3)):
+        code = COMMENT.sub("", USE.sub("", text))
+        written = [(p.group(1), False) for p in PATH.finditer(code)]
+        for tree, public in [(m.group(3), bool(m.group(1))) for m in USE.finditer(text)] + written:
+            for path in expand(tree):
                 if not path:
                     continue
                 if path[0] == "crate":
@@ -117,7 +141,7 @@ def main() -> int:
                     absolute = base + list(path)
                 else:
                     continue
-                found.append((tuple(absolute), bool(m.group(1))))
+                found.append((tuple(absolute), public))
         uses[mod] = found
 
     def resolve(path: tuple, seen=0):
@@ -152,15 +176,61 @@ def main() -> int:
                     breaches.append(f"group {mod[2]} imports group {target[2]}")
             if mod[:2] == ("tools", "shared") and target[:2] == ("tools", "cmd"):
                 breaches.append(f"{'::'.join(mod)} (shared) imports {'::'.join(target)}")
+            below = {"tmux": ("drive", "tools"), "panes": ("drive", "tools"), "drive": ("tools",)}
+            if mod[:1] and target[:1] and target[0] in below.get(mod[0], ()):
+                breaches.append(f"{'::'.join(mod)} imports {'::'.join(target)} (a floor above it)")
     verbatim = {SRC / "tools" / "cmd" / "server.rs"}
     for file in (SRC / "tools").rglob("*.rs"):
         if file not in verbatim and "#{version}" in without_tests(file.read_text()):
             breaches.append(f"{file.relative_to(SRC)} asks tmux for #{{version}} itself")
+    breaches += long_functions()
     for breach in breaches:
         print(breach)
     edge_count = sum(map(len, edges.values()))
     print(f"imports: {len(files)} files, {edge_count} edges, {len(breaches)} breaches")
     return 1 if breaches else 0
+
+
+def function_lengths(text: str):
+    """(name, lines) of every function with a body in `text`."""
+    for m in FN.finditer(text):
+        open_at = text.find("{", m.end())
+        semi = text.find(";", m.end())
+        if open_at < 0 or (0 <= semi < open_at and "\n" in text[m.end() : semi]):
+            continue
+        depth, j = 0, open_at
+        while j < len(text):
+            if text.startswith("//", j):
+                j = text.find("\n", j)
+                j = len(text) if j < 0 else j
+                continue
+            c = text[j]
+            if c == '"':
+                j += 1
+                while j < len(text) and text[j] != '"':
+                    j += 2 if text[j] == "\\" else 1
+            elif c == "'" and re.match(r"'(\\.|[^\\'])'", text[j : j + 4]):
+                j = text.index("'", j + 1)
+            elif c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        yield m.group(2), text.count("\n", m.start(), j) + 1
+
+
+def long_functions() -> list:
+    """A breach for each function over the bound, or over its LONG entry."""
+    out = []
+    for file in sorted(SRC.rglob("*.rs")):
+        name = str(file.relative_to(SRC))
+        for fn, lines in function_lengths(without_tests(file.read_text())):
+            allowed = LONG.get((name, fn), MAX_FN_LINES)
+            if lines > allowed:
+                out.append(f"{name}: fn {fn} is {lines} lines (bound {allowed})")
+    return out
 
 
 def strongly_connected(edges: dict) -> list:

@@ -14,10 +14,9 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Child;
 use tokio_util::sync::CancellationToken;
 
-use super::connection::{Pipe, Transport};
+use super::pipe::{Pipe, Transport};
 use super::{SessionId, TmuxError};
 
 /// Control clients as `tmux -C` children of this process, on one socket.
@@ -109,22 +108,6 @@ pub fn spawn(mut command: tokio::process::Command, label: String) -> Result<Pipe
 fn spawn_error(command: &tokio::process::Command, e: std::io::Error) -> TmuxError {
     let program = Path::new(command.as_std().get_program());
     TmuxError::Io(format!("{}: {e}", program.display()))
-}
-
-/// Waits for a control client's child so it never lingers as a zombie. Once
-/// `closed` fires the writer has closed its stdin (the polite detach); the
-/// child gets a moment to say `%exit`, then is killed.
-pub(super) async fn reap(mut child: Child, closed: CancellationToken) {
-    tokio::select! {
-        _ = child.wait() => {}
-        _ = closed.cancelled() => {
-            if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_err() {
-                let _ = child.start_kill();
-                let _ = child.wait().await;
-            }
-        }
-    }
-    closed.cancel();
 }
 
 /// What a finished one-shot process printed.

@@ -25,13 +25,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::process::Child;
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use self::quiet::{Lease, Quiet};
 use super::control::{self, Event, Parser, Reply};
 use super::door::Door;
+use super::pipe::Pipe;
 use super::version::Features;
 use super::{Command, PaneId, SessionId, TmuxError};
 use crate::config::Limits;
@@ -48,25 +48,6 @@ pub trait Observer: Send + Sync + 'static {
     }
     /// The stream ended; anything observed through it may have gaps now.
     fn closed(&self, _session: SessionId) {}
-}
-
-/// The byte stream of one control client, and what is behind it.
-pub struct Pipe {
-    /// What the control-mode client prints: replies and notifications.
-    pub reader: Box<dyn AsyncRead + Send + Unpin>,
-    /// Where commands are written, one per line. Closing it detaches.
-    pub writer: Box<dyn AsyncWrite + Send + Unpin>,
-    /// The process behind the pipe, if any: reaped when it exits, and
-    /// killed if it outstays a detach.
-    pub child: Option<Child>,
-}
-
-/// How a hub opens control clients.
-pub trait Transport: Send + Sync + 'static {
-    /// A pipe to a control-mode client attaching to `session` with
-    /// `attach-session -f FLAGS` ([`Role::attach_flags`]). It returns at
-    /// once; [`Connection::start`] waits for the attach.
-    fn open(&self, session: SessionId, flags: &str) -> Result<Pipe, TmuxError>;
 }
 
 /// What a control client is for.
@@ -313,7 +294,7 @@ impl Connection {
         tokio::spawn(reader.run(pipe.reader, gone.clone()));
         tokio::spawn(write_loop(pipe.writer, queue, pending, closed.clone()));
         if let Some(child) = pipe.child {
-            tokio::spawn(super::child::reap(child, closed.clone()));
+            tokio::spawn(super::pipe::reap(child, closed.clone()));
         }
         // Until the client is handed over, a failed attach or a caller that
         // gave up leaves it detaching (through the door), not attached with

@@ -15,6 +15,7 @@ pub mod hubs;
 pub mod layout;
 pub mod oneshot;
 pub mod output;
+pub mod pipe;
 #[cfg(test)]
 pub mod scripted;
 pub mod socket;

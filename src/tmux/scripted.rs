@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::{mpsc, oneshot};
 
-use super::connection::{Pipe, Transport};
+use super::pipe::{Pipe, Transport};
 use super::{SessionId, TmuxError};
 
 /// Scripted control clients; see the module docs.

@@ -29,8 +29,8 @@ use tokio_util::sync::CancellationToken;
 use super::backoff::Backoff;
 use super::child::{self, Finished};
 use super::command::UnsendableArg;
-use super::connection::{Pipe, Transport};
 use super::hosts::Host;
+use super::pipe::{Pipe, Transport};
 use super::{SessionId, TmuxError};
 use crate::process::{TermMode, parse_stty};
 
