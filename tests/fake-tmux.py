@@ -32,7 +32,9 @@ Scenario:
          "after": ["%output %1 hi\\015\\012"],  lines emitted after the reply
          "once": false,                     used up after its first match
          "exit": false}                     then print %exit and quit
-      In "before" and "after" lines, {g1}, {g2}… are the regex's groups.
+      In "before" and "after" lines, {g1}, {g2}… are the regex's groups. In
+      a reply, {pane_pid} is the pid of the fake's parent (the server under
+      test): a live process, as a real pane's is.
       ]
     }
   }
@@ -265,6 +267,7 @@ class Control:
         self.out.flush()
 
     def block(self, body, ok, flags):
+        body = [line.replace("{pane_pid}", str(os.getppid())) for line in body]
         t, n = int(time.time()), self.number
         self.number += 1
         end = "%end" if ok else "%error"

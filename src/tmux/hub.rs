@@ -539,19 +539,30 @@ impl Hub {
     /// The server's release (asked once; [`Version::UNKNOWN`] when it does
     /// not say, or cannot be asked now).
     pub async fn version(&self) -> Version {
+        self.asked_version().await.unwrap_or(Version::UNKNOWN)
+    }
+
+    /// [`Hub::version`], with the error when the server could not be
+    /// asked (not known yet, and it does not answer).
+    async fn asked_version(&self) -> Result<Version, TmuxError> {
         if let Some(version) = *self.version.lock().expect("version lock") {
-            return version;
+            return Ok(version);
         }
         let ask = Command::new("display-message").flag("-p").arg("#{version}");
-        match self.run_oneshot(&ask).await {
-            Ok(lines) => self.learn_version(lines.first().map(Vec::as_slice)),
-            Err(_) => Version::UNKNOWN,
-        }
+        let lines = self.run_oneshot(&ask).await?;
+        Ok(self.learn_version(lines.first().map(Vec::as_slice)))
     }
 
     /// What this server's release can do (see [`Features`]).
     pub async fn features(&self) -> Features {
         Features::of(self.version().await)
+    }
+
+    /// [`Hub::features`] for a caller that acts on the server next: a
+    /// server that does not answer fails here, once, instead of costing
+    /// a timeout for the version and another for the action.
+    pub async fn features_or_err(&self) -> Result<Features, TmuxError> {
+        self.asked_version().await.map(Features::of)
     }
 
     fn learn_version(&self, reported: Option<&[u8]>) -> Version {

@@ -279,8 +279,7 @@ async fn kill_server(Call { app, target, ctx }: Call, _: NoArgs) -> ToolResult<S
         );
         app.confirm_teardown(&ctx, &what).await?;
     }
-    let _turn = zoom::turn(&target).await;
-    zoom::unzoom_doomed(&target, Doomed::Server).await?;
+    let _turn = zoom::unzoom_doomed(&target, Doomed::Server).await?;
     // A one-shot process: our control clients die with the server.
     target.hub.run_oneshot(&Command::new("kill-server")).await?;
     // Drop the dead clients now, so the next call attaches afresh (or runs
@@ -373,8 +372,7 @@ async fn kill_session(Call { app, target, ctx }: Call, args: SessionArgs) -> Too
         );
         app.confirm_teardown(&ctx, &what).await?;
     }
-    let _turn = zoom::turn(&target).await;
-    zoom::unzoom_doomed(&target, Doomed::Session(id)).await?;
+    let _turn = zoom::unzoom_doomed(&target, Doomed::Session(id)).await?;
     // A one-shot process: if our control client sits in this session it is
     // detached by the kill, and its reply could be lost with it.
     target

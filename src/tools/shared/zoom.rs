@@ -36,16 +36,18 @@ pub async fn turn(target: &Target) -> Option<Turn> {
 
 /// On a release where destroying a zoomed window crashes tmux
 /// ([`Features::unzoom_before_teardown`]), unzooms the zoomed windows that
-/// `doomed` (the server, or a session) destroys; call it holding [`turn`],
-/// right before the kill. The zoom of a window that lives on in another
+/// `doomed` (the server, or a session) destroys, right before the kill,
+/// and returns this server's [`turn`], to hold until the kill is done (a
+/// server that does not answer fails here, before the kill is tried). The zoom of a window that lives on in another
 /// session stays as the person sees it. Not covered: a person zooming or
 /// unzooming the window between the listing and the kill.
 ///
 /// [`Features::unzoom_before_teardown`]: crate::tmux::version::Features::unzoom_before_teardown
-pub async fn unzoom_doomed(target: &Target, doomed: Doomed) -> ToolResult<()> {
-    if !target.hub.features().await.unzoom_before_teardown {
-        return Ok(());
+pub async fn unzoom_doomed(target: &Target, doomed: Doomed) -> ToolResult<Option<Turn>> {
+    if !target.hub.features_or_err().await?.unzoom_before_teardown {
+        return Ok(None);
     }
+    let turn = turn(target).await;
     // One row per link of a window into a session, every session's.
     let list = Command::new("list-windows")
         .flag("-a")
@@ -57,7 +59,7 @@ pub async fn unzoom_doomed(target: &Target, doomed: Doomed) -> ToolResult<()> {
         let unzoom = Command::new("resize-pane").flag("-Z").target(window);
         target.run(unzoom).await?;
     }
-    Ok(())
+    Ok(turn)
 }
 
 /// A window's link into a session, as `list-windows -a` lists it.
