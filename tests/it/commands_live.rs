@@ -421,3 +421,68 @@ async fn a_lost_end_marker_is_read_back_from_tmux() {
     );
     assert_eq!(w["lines_missed"], true, "{w}");
 }
+
+/// Commands that finished within their own call are listed too, latest
+/// first, with their statuses (the last 20), so an agent that lost its
+/// context finds its last commands; one still running stays listed.
+#[tokio::test]
+async fn every_command_is_listed_latest_first_with_its_status() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = shell_pane(&tmux, "bash", BASH).await;
+    let running = ok(
+        &svc,
+        "run_command",
+        json!({"pane_id": pane, "command": "sleep 60", "background": true}),
+    )
+    .await;
+    let other = shell_pane(&tmux, "bash2", BASH).await;
+    for i in 0..30 {
+        let command = format!("echo n{i}; (exit {})", i % 4);
+        let r = ok(
+            &svc,
+            "run_command",
+            json!({"pane_id": other, "command": command}),
+        )
+        .await;
+        assert_eq!(r["exit_status"], i % 4, "{r}");
+        assert_eq!(
+            r.get("command_id"),
+            None,
+            "a finished command gets no id: {r}"
+        );
+    }
+    let listed = ok(&svc, "list_commands", json!({})).await;
+    let rows = listed["commands"].as_array().expect("commands");
+    let finished: Vec<&Value> = rows.iter().filter(|r| r["running"] == false).collect();
+    assert_eq!(finished.len(), 20, "{listed}");
+    for (row, i) in finished.iter().zip((10..30).rev()) {
+        assert_eq!(
+            row["command"],
+            format!("echo n{i}; (exit {})", i % 4),
+            "{listed}"
+        );
+        assert_eq!(row["exit_status"], i % 4, "{row}");
+        assert_eq!(row["pane_id"], other.as_str(), "{row}");
+        assert!(
+            row["ended_at"].as_f64() >= row["started_at"].as_f64(),
+            "{row}"
+        );
+    }
+    let still = rows
+        .iter()
+        .find(|r| r["running"] == true)
+        .expect("the running one");
+    assert_eq!(still["command_id"], running["command_id"], "{listed}");
+    let only = ok(
+        &svc,
+        "list_commands",
+        json!({"running": false, "pane_id": other}),
+    )
+    .await;
+    assert_eq!(
+        only["commands"].as_array().map(Vec::len),
+        Some(20),
+        "{only}"
+    );
+}

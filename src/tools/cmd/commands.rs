@@ -199,6 +199,7 @@ async fn list_commands(target: Target, args: ListCommandsArgs) -> ToolResult<Lis
     let commands = Commands::of(&target.hub)
         .list()
         .into_iter()
+        .rev()
         .filter(|r| {
             args.pane_id
                 .as_ref()

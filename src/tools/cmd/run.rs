@@ -19,7 +19,7 @@ use crate::tools::shared::observe::Geometry;
 use crate::tools::shared::observe::{self, Watch};
 use crate::tools::shared::pace::Pace;
 use crate::tools::shared::person;
-use crate::tools::shared::shell::handles::{self, Commands, Record};
+use crate::tools::shared::shell::handles::{self, Commands, PaneEnd, Record};
 use crate::tools::shared::shell::predicted;
 use crate::tools::shared::shell::prompt;
 use crate::tools::shared::shell::span::{self, Delimiters, Span};
@@ -391,6 +391,16 @@ async fn run_command(
         Commands::of(&target.hub).add(record);
         let target = target.share();
         tokio::spawn(handles::follow(target, watch, id));
+    } else {
+        // Finished within the call: listed too, so an agent that lost its
+        // context finds its last commands and their statuses.
+        record.ended = true;
+        record.ended_at = Some(handles::now());
+        match span.ended {
+            Some((at, status)) => (record.end_at, record.status) = (Some(at), status),
+            None => record.pane_end = Some(PaneEnd::Exited),
+        }
+        Commands::of(&target.hub).add(record);
     }
     Ok(RunCommandResult {
         pane_id,
