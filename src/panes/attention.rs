@@ -34,6 +34,7 @@ pub const MAX_DETAIL: usize = 512;
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
     Input,
+    Secret,
     Prompt,
     Exited,
     Bell,
@@ -46,6 +47,7 @@ impl Reason {
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::Input => "input",
+            Reason::Secret => "secret",
             Reason::Prompt => "prompt",
             Reason::Exited => "exited",
             Reason::Bell => "bell",

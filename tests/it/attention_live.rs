@@ -269,3 +269,36 @@ async fn a_watched_session_killed_by_the_person_leaves_tmux_alive() {
     let got = ok(&svc, "list_sessions", json!({})).await;
     assert!(!got.to_string().contains("doomed"), "{got}");
 }
+
+/// A password prompt is `secret`, with how a person reaches the pane: a
+/// `read -s` of the shell itself and Python's `getpass`.
+#[tokio::test]
+async fn a_password_prompt_is_secret_with_how_to_reach_it() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = bash(&tmux).await;
+    let scope = json!({"pane_ids": [pane]});
+    let since = arm(&svc, &scope).await;
+    let reach = format!("attach -t {pane}");
+
+    type_line(
+        &tmux,
+        &pane,
+        "python3 -c 'import getpass; getpass.getpass(\"pw? \")'",
+    );
+    let (s, since) = until_event(&svc, &scope, &since, &pane, "secret").await;
+    let detail = s["detail"].as_str().expect("a detail");
+    assert!(
+        detail.starts_with("python3") && detail.contains(&reach),
+        "{s}"
+    );
+    tmux.cmd(&["send-keys", "-t", &pane, "C-c"]);
+    let (_, since) = until_event(&svc, &scope, &since, &pane, "prompt").await;
+
+    type_line(&tmux, &pane, "read -s -p 'pw? ' x");
+    let (s, _) = until_event(&svc, &scope, &since, &pane, "secret").await;
+    assert!(
+        s["detail"].as_str().is_some_and(|d| d.contains(&reach)),
+        "{s}"
+    );
+}

@@ -41,6 +41,7 @@ use crate::tools::shared::args::{default_wait_timeout, seconds};
 use crate::tools::shared::lookup::{self, PaneScope, SessionSel};
 use crate::tools::shared::observe::Watch;
 use crate::tools::shared::pace::{Pace, Woke};
+use crate::tools::shared::person;
 use crate::tools::shared::probe::{SETTLE, probe_pane, with_tmux_command};
 use crate::tools::toolsets::Toolset;
 use crate::tools::{Call, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
@@ -88,7 +89,7 @@ const IDLE_MS: i64 = 1000;
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct AttentionEvent {
     pub pane_id: PaneId,
-    /// 'input', 'prompt', 'exited', 'bell', 'notify', 'status' or 'idle'.
+    /// 'input', 'secret', 'prompt', 'exited', 'bell', 'notify', 'status' or 'idle'.
     pub reason: String,
     /// The program (input, prompt), the notification's text, or `@option=value`.
     pub detail: String,
@@ -168,7 +169,8 @@ fn transition(prev: Option<Activity>, now: Activity) -> Option<Reason> {
     match (prev, now) {
         (Some(a), b) if a == b => None,
         (_, Activity::Exited) => Some(Reason::Exited),
-        (_, Activity::Input | Activity::Secret) => Some(Reason::Input),
+        (_, Activity::Input) => Some(Reason::Input),
+        (_, Activity::Secret) => Some(Reason::Secret),
         (Some(_), Activity::Prompt) => Some(Reason::Prompt),
         _ => None,
     }
@@ -266,7 +268,8 @@ impl Sentry {
             if let Some(reason) = transition(self.activity, probe.activity) {
                 let command = probe.foreground_command.clone().unwrap_or_default();
                 let detail = match probe.activity {
-                    Activity::Secret => format!("secret: {command}"),
+                    // Who can answer it, and how they reach the pane.
+                    Activity::Secret => format!("{command}: {}", person::reach(target, id)),
                     Activity::Exited => String::new(),
                     _ => command,
                 };
@@ -433,6 +436,7 @@ pub(super) async fn wait_for_attention(
     let reasons: HashSet<Reason> = match &args.reasons {
         None => [
             Reason::Input,
+            Reason::Secret,
             Reason::Prompt,
             Reason::Exited,
             Reason::Bell,
@@ -442,7 +446,7 @@ pub(super) async fn wait_for_attention(
         .into(),
         Some(r) if r.is_empty() => {
             return Err(ToolError::invalid(
-                "reasons must name at least one of input, prompt, exited, bell, notify, status, idle (or be omitted for all but idle)",
+                "reasons must name at least one of input, secret, prompt, exited, bell, notify, status, idle (or be omitted for all but idle)",
             ));
         }
         Some(r) => r.iter().copied().collect(),
@@ -617,7 +621,7 @@ mod tests {
         use Activity::*;
         // First armed: what already needs the agent, not a quiet prompt.
         assert_eq!(transition(None, Input), Some(Reason::Input));
-        assert_eq!(transition(None, Secret), Some(Reason::Input));
+        assert_eq!(transition(None, Secret), Some(Reason::Secret));
         assert_eq!(transition(None, Exited), Some(Reason::Exited));
         assert_eq!(transition(None, Prompt), None);
         assert_eq!(transition(None, Running), None);
@@ -626,7 +630,8 @@ mod tests {
         assert_eq!(transition(Some(Input), Prompt), Some(Reason::Prompt));
         assert_eq!(transition(Some(Prompt), Prompt), None);
         assert_eq!(transition(Some(Input), Input), None);
-        assert_eq!(transition(Some(Input), Secret), Some(Reason::Input));
+        assert_eq!(transition(Some(Input), Secret), Some(Reason::Secret));
+        assert_eq!(transition(Some(Secret), Input), Some(Reason::Input));
         assert_eq!(transition(Some(Prompt), Running), None);
         assert_eq!(transition(Some(Running), Exited), Some(Reason::Exited));
     }

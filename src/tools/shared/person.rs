@@ -255,7 +255,7 @@ async fn is_secret(target: &Target, tty: &str, pid: &str) -> bool {
 }
 
 /// How a person reaches `pane` from a shell.
-fn reach(target: &Target, pane: PaneId) -> String {
+pub fn reach(target: &Target, pane: PaneId) -> String {
     match target.hub.address() {
         Address::Local(path) => format!(
             "tmux -S {} attach -t {pane} (from inside tmux: switch-client -t {pane})",
