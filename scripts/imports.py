@@ -77,7 +77,6 @@ LONG = {
     ("tools/cmd/attention.rs", "scope"): 89,
     ("tools/cmd/since.rs", "capture_since"): 116,
     ("tools/shared/observe.rs", "read_back"): 108,
-    ("tools/shared/shell/handles.rs", "wait"): 144,
     ("tools/tool.rs", "new"): 89,
 }
 FN = re.compile(r"^(\s*)(?:pub(?:\([\w:]+\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(\w+)", re.M)

@@ -681,9 +681,68 @@ pub async fn wait(
         // stream carried it.
         refresh(target).await?;
     }
-    let mut record = commands.get(id).ok_or_else(|| unknown(id))?;
+    let record = commands.get(id).ok_or_else(|| unknown(id))?;
     let adopted = record.adopted && !record.ended;
-    let mut watch = match Watch::start(target, record.pane).await {
+    let (mut watch, record) = match start_watching(target, id, record, output).await? {
+        Start::Watching(watch, record) => (watch, record),
+        Start::Over(waited) => return Ok(waited),
+    };
+    let mut reader = Reader::resume(&record);
+    // The earlier server's reading is not known.
+    reader.missed |= adopted;
+    let waiting = Waiting {
+        target,
+        id,
+        record: &record,
+        stopping,
+    };
+    let stop = waiting
+        .follow(&mut watch, &mut reader, pace, output)
+        .await?;
+    let returned = reader.finish(output);
+    commands.update(id, |r| {
+        r.returned = r.returned.max(returned);
+        if stop.lost_end {
+            // Where its output ended is not known: later waits read no
+            // further (what follows is the shell's, not the command's).
+            r.end_at.get_or_insert(r.returned);
+        }
+    });
+    if stop.cancelled {
+        return Err(ToolError::new(
+            ErrorKind::Cancelled,
+            "the wait was cancelled; the command keeps running",
+        ));
+    }
+    let record = commands.get(id).ok_or_else(|| unknown(id))?;
+    Ok(Waited {
+        from: reader.output_from().map(|_| reader.from),
+        missed: reader.missed || stop.lost_end,
+        record,
+    })
+}
+
+/// Where a wait on a command starts.
+enum Start {
+    /// Its pane is watched, with the same recording (or, for a command an
+    /// earlier server started, from now on).
+    Watching(Box<Watch>, Record),
+    /// Its pane ended (or was respawned) before the wait began.
+    Over(Waited),
+}
+
+/// Watches `record`'s pane for a wait on it. A command an earlier server
+/// started is followed from now on; one whose pane is gone or was
+/// respawned ends, with what this process recorded of it.
+async fn start_watching(
+    target: &Target,
+    id: &str,
+    record: Record,
+    output: &mut HeadTail,
+) -> ToolResult<Start> {
+    let commands = Commands::of(&target.hub);
+    let adopted = record.adopted && !record.ended;
+    match Watch::start(target, record.pane).await {
         Ok(watch) if adopted && watch.pid == record.pid => {
             // Followed from now on: output from here is its own.
             let now = watch.end();
@@ -694,12 +753,10 @@ pub async fn wait(
             });
             // It may have ended (and recorded so) before the stream began.
             refresh(target).await?;
-            record = commands.get(id).ok_or_else(|| unknown(id))?;
-            watch
+            let record = commands.get(id).ok_or_else(|| unknown(id))?;
+            Ok(Start::Watching(Box::new(watch), record))
         }
-        Ok(watch) if watch.epoch() == record.epoch => watch,
-        // The pane is gone or was respawned: what this process recorded
-        // of it is all there is.
+        Ok(watch) if watch.epoch() == record.epoch => Ok(Start::Watching(Box::new(watch), record)),
         started => {
             let why = match started {
                 Ok(_) => PaneEnd::Respawned,
@@ -707,110 +764,150 @@ pub async fn wait(
             };
             end_command(&target.hub, id, None, End::Pane(why)).await;
             let record = commands.get(id).unwrap_or(record);
-            return Ok(read_left_over(target, record, output));
+            Ok(Start::Over(read_left_over(target, record, output)))
         }
-    };
-    let mut reader = Reader::resume(&record);
-    // The earlier server's reading is not known.
-    reader.missed |= adopted;
-    // Its output was read to its end already.
-    let read_out = record.ended && record.end_at.is_some_and(|at| record.returned >= at);
-    let mut read_options = None;
-    // Its end known from tmux while our stream did not carry it.
-    let mut lost_end = false;
-    let cancelled = loop {
-        watch.mark_seen();
-        if read_out {
-            break false;
+    }
+}
+
+/// A wait on one command, once its pane is watched.
+struct Waiting<'a> {
+    target: &'a Target,
+    id: &'a str,
+    record: &'a Record,
+    /// The signal `stop_command` sent, if it did.
+    stopping: Option<i32>,
+}
+
+/// How a wait's loop ended.
+struct Stop {
+    cancelled: bool,
+    /// Its end is known from tmux while our stream did not carry it.
+    lost_end: bool,
+}
+
+impl Waiting<'_> {
+    /// Reads the command's output as it comes until its end, its pane's
+    /// end, the deadline or a cancellation.
+    async fn follow(
+        &self,
+        watch: &mut Watch,
+        reader: &mut Reader,
+        pace: &mut Pace,
+        output: &mut HeadTail,
+    ) -> ToolResult<Stop> {
+        let (target, id) = (self.target, self.id);
+        let commands = Commands::of(&target.hub);
+        let record = self.record;
+        let done = |lost_end| {
+            Ok(Stop {
+                cancelled: false,
+                lost_end,
+            })
+        };
+        // Its output was read to its end already.
+        if record.ended && record.end_at.is_some_and(|at| record.returned >= at) {
+            watch.mark_seen();
+            return done(false);
         }
-        reader.read(&watch, output);
-        if let Some(from) = reader.output_from() {
-            commands.update(id, |r| {
-                r.output_from.get_or_insert(from);
-            });
-        }
-        if let Some((at, status)) = reader.ended() {
-            end_command(&target.hub, id, Some(at), End::Status(status)).await;
-            break false;
-        }
-        // After a gap (a flood paused the pane, our client left) the end
-        // marker may be lost: the pane's option has the status once the
-        // wrapper's background `tmux` set it.
-        if reader.missed && due(&mut read_options) {
-            refresh_pane(target, record.pane).await;
-        }
-        let now = commands.get(id);
-        let ended = now.as_ref().is_none_or(|r| r.ended);
-        if ended || pace.expired() {
-            match now.and_then(|r| r.end_at) {
-                // The follower read its end since: read up to it.
-                Some(_) if ended => reader.read(&watch, output),
-                _ => lost_end = ended,
+        let mut read_options = None;
+        loop {
+            watch.mark_seen();
+            reader.read(watch, output);
+            if let Some(from) = reader.output_from() {
+                commands.update(id, |r| {
+                    r.output_from.get_or_insert(from);
+                });
             }
-            break false;
+            if let Some((at, status)) = reader.ended() {
+                end_command(&target.hub, id, Some(at), End::Status(status)).await;
+                return done(false);
+            }
+            // After a gap (a flood paused the pane, our client left) the end
+            // marker may be lost: the pane's option has the status once the
+            // wrapper's background `tmux` set it.
+            if reader.missed && due(&mut read_options) {
+                refresh_pane(target, record.pane).await;
+            }
+            let now = commands.get(id);
+            let ended = now.as_ref().is_none_or(|r| r.ended);
+            if ended || pace.expired() {
+                return match now.and_then(|r| r.end_at) {
+                    // The follower read its end since: read up to it.
+                    Some(_) if ended => {
+                        reader.read(watch, output);
+                        done(false)
+                    }
+                    _ => done(ended),
+                };
+            }
+            if self.pane_ended(watch).await? {
+                return done(false);
+            }
+            if let Some(signal) = self.stopping
+                && self.stopped_by(signal, watch, reader, output).await?
+            {
+                return done(false);
+            }
+            // Stopping, the shell's return to its prompt is what ends the
+            // wait, and it may print nothing after the probe above saw the
+            // command still dying (a PROMPT_COMMAND, a prompt drawn before
+            // the terminal is taken back): look again soon as well as on
+            // output.
+            let wake = match self.stopping {
+                Some(_) => STOP_PROBE.min(pace.left()),
+                None if reader.missed => LOST_END_PROBE.min(pace.left()),
+                None => pace.left(),
+            };
+            if let Woke::Cancelled = pace.sleep(watch.changed(wake)).await {
+                return Ok(Stop {
+                    cancelled: true,
+                    lost_end: false,
+                });
+            }
         }
-        match watch.check_alive(target).await {
+    }
+
+    /// Whether the command's pane ended under it (ending the command).
+    async fn pane_ended(&self, watch: &mut Watch) -> ToolResult<bool> {
+        match watch.check_alive(self.target).await {
             Err(e) if e.kind.is_pane_end() => {
                 let why = PaneEnd::of(e.kind).unwrap_or(PaneEnd::Gone);
-                end_command(&target.hub, id, None, End::Pane(why)).await;
-                break false;
+                end_command(&self.target.hub, self.id, None, End::Pane(why)).await;
+                Ok(true)
             }
-            Err(e) => return Err(e),
-            Ok(_) => {}
+            Err(e) => Err(e),
+            Ok(_) => Ok(false),
         }
-        // Killed by the signal we sent, the command took the rest of the
-        // typed line with it (a shell drops it when its child dies of
-        // SIGINT): the shell is back at its prompt with no end printed.
-        // Its status is then the signal's, as the shell reports it.
-        if let Some(signal) = stopping
-            && crate::process::probe(record.pid).activity == crate::process::Activity::Prompt
-        {
-            // A round trip on the streaming client: what the shell printed
-            // before it read the terminal is recorded by its reply.
-            watch.capture(&[]).await?;
-            reader.read(&watch, output);
-            let ended = reader
-                .ended()
-                .map_or((None, Some(128 + i64::from(signal))), |(at, status)| {
-                    (Some(at), status)
-                });
-            end_command(&target.hub, id, ended.0, End::Status(ended.1)).await;
-            break false;
-        }
-        // Stopping, the shell's return to its prompt is what ends the wait,
-        // and it may print nothing after the probe above saw the command
-        // still dying (a PROMPT_COMMAND, a prompt drawn before the
-        // terminal is taken back): look again soon as well as on output.
-        let wake = match stopping {
-            Some(_) => STOP_PROBE.min(pace.left()),
-            None if reader.missed => LOST_END_PROBE.min(pace.left()),
-            None => pace.left(),
-        };
-        if let Woke::Cancelled = pace.sleep(watch.changed(wake)).await {
-            break true;
-        }
-    };
-    let returned = reader.finish(output);
-    commands.update(id, |r| {
-        r.returned = r.returned.max(returned);
-        if lost_end {
-            // Where its output ended is not known: later waits read no
-            // further (what follows is the shell's, not the command's).
-            r.end_at.get_or_insert(r.returned);
-        }
-    });
-    if cancelled {
-        return Err(ToolError::new(
-            ErrorKind::Cancelled,
-            "the wait was cancelled; the command keeps running",
-        ));
     }
-    let record = commands.get(id).ok_or_else(|| unknown(id))?;
-    Ok(Waited {
-        from: reader.output_from().map(|_| reader.from),
-        missed: reader.missed || lost_end,
-        record,
-    })
+
+    /// Whether the command died of the `signal` we sent: killed by it, the
+    /// command took the rest of the typed line with it (a shell drops it
+    /// when its child dies of SIGINT), so the shell is back at its prompt
+    /// with no end printed. Its status is then the signal's, as the shell
+    /// reports it.
+    async fn stopped_by(
+        &self,
+        signal: i32,
+        watch: &mut Watch,
+        reader: &mut Reader,
+        output: &mut HeadTail,
+    ) -> ToolResult<bool> {
+        let activity = crate::process::probe(self.record.pid).activity;
+        if activity != crate::process::Activity::Prompt {
+            return Ok(false);
+        }
+        // A round trip on the streaming client: what the shell printed
+        // before it read the terminal is recorded by its reply.
+        watch.capture(&[]).await?;
+        reader.read(watch, output);
+        let (at, status) = reader
+            .ended()
+            .map_or((None, Some(128 + i64::from(signal))), |(at, status)| {
+                (Some(at), status)
+            });
+        end_command(&self.target.hub, self.id, at, End::Status(status)).await;
+        Ok(true)
+    }
 }
 
 /// What a command whose pane ended before the wait began left in this
