@@ -233,12 +233,7 @@ impl ToolDef {
         // Unknown arguments are refused, never dropped. serde cannot do it
         // for flattened argument groups, so the schema's own list decides
         // (the catalog does not spell it out: see `compact`).
-        let known: Arc<Vec<String>> = Arc::new(
-            input_schema["properties"]
-                .as_object()
-                .map(|p| p.keys().cloned().collect())
-                .unwrap_or_default(),
-        );
+        let known: Arc<Value> = Arc::new(input_schema["properties"].clone());
         let (output_schema, wrapped) = output_schema_of::<O>();
         let handler = Arc::new(handler);
         let call: Invoke = Box::new(move |app, catalog, args, ctx| {
@@ -396,9 +391,13 @@ impl Catalog {
 /// non-string is refused like any mistyped argument).
 fn parse_args<A: DeserializeOwned>(
     tool: &str,
-    known: &[String],
+    properties: &Value,
     args: Value,
 ) -> Result<(A, Option<String>), ToolError> {
+    let known: Vec<&String> = properties
+        .as_object()
+        .map(|p| p.keys().collect())
+        .unwrap_or_default();
     let args = if args.is_null() {
         Value::Object(Map::new())
     } else {
@@ -421,14 +420,47 @@ fn parse_args<A: DeserializeOwned>(
         ))
         .suggest(format!(
             "Remove or correct the unrecognized argument(s): {unknown}. Valid arguments: {}.",
-            known.join(", ")
+            known
+                .iter()
+                .map(|k| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         )));
     }
-    let invalid =
-        |e: serde_json::Error| ToolError::invalid(format!("Invalid arguments for {tool}: {e}"));
+    // serde names the type it wanted, not the argument: the schema does.
+    let wrong_type = mistyped(properties, object);
+    let invalid = |e: serde_json::Error| {
+        let why = wrong_type.clone().unwrap_or_else(|| e.to_string());
+        ToolError::invalid(format!("Invalid arguments for {tool}: {why}"))
+    };
     let sock = Sock::deserialize(&args);
     let args = serde_json::from_value(args).map_err(invalid)?;
     Ok((args, sock.map_err(invalid)?.socket_name))
+}
+
+/// The first argument whose JSON type is not the one its schema names, as
+/// `timeout: expected a number, got "abc"`; `None` when each fits (null
+/// is left to the argument's own parse: optional arguments take it).
+fn mistyped(properties: &Value, args: &Map<String, Value>) -> Option<String> {
+    args.iter().find_map(|(name, value)| {
+        let wanted = properties[name]["type"].as_str()?;
+        let fits = match wanted {
+            "number" => value.is_number(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            "array" => value.is_array(),
+            "object" => value.is_object(),
+            _ => true,
+        };
+        let article = if wanted.starts_with(['a', 'i', 'o']) {
+            "an"
+        } else {
+            "a"
+        };
+        (!fits && !value.is_null())
+            .then(|| format!("{name}: expected {article} {wanted}, got {value}"))
+    })
 }
 
 /// Rewrites a result's one text block as its value without `left_out`
@@ -486,5 +518,48 @@ fn to_result<O: Serialize>(out: O, wrapped: bool) -> CallToolResult {
             };
             result
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mistyped_argument_is_named_with_the_type_it_wants() {
+        let properties = json!({
+            "timeout": {"type": "number"},
+            "max_lines": {"type": "integer"},
+            "pane_id": {"type": "string"},
+            "states": {"type": "boolean"},
+            "patterns": {"type": "array"},
+            "filters": {"type": "object"},
+        });
+        let said = |args: Value| mistyped(&properties, args.as_object().unwrap());
+        assert_eq!(
+            said(json!({"pane_id": "%1", "timeout": "abc"})).as_deref(),
+            Some(r#"timeout: expected a number, got "abc""#)
+        );
+        assert_eq!(
+            said(json!({"max_lines": 2.5})).as_deref(),
+            Some("max_lines: expected an integer, got 2.5")
+        );
+        assert_eq!(
+            said(json!({"pane_id": 5})).as_deref(),
+            Some("pane_id: expected a string, got 5")
+        );
+        assert_eq!(
+            said(json!({"patterns": "x"})).as_deref(),
+            Some(r#"patterns: expected an array, got "x""#)
+        );
+        assert_eq!(
+            said(json!({"filters": []})).as_deref(),
+            Some("filters: expected an object, got []")
+        );
+        // Null is for the argument's own parse; fitting values say nothing.
+        assert_eq!(
+            said(json!({"max_lines": null, "timeout": 3, "states": true})),
+            None
+        );
     }
 }
