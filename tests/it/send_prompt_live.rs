@@ -1,6 +1,7 @@
 //! send_prompt against programs that read a paste: a stand-in for an agent
 //! CLI's input box (tests/programs/input-box.py: raw mode, bracketed paste,
-//! an Enter within 100 ms of a paste ignored) and bash at its prompt.
+//! an Enter within 100 ms of a paste ignored), bash at its prompt, and a
+//! password prompt.
 
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -124,4 +125,31 @@ async fn without_submit_the_text_waits_in_the_program() {
     tmux.until_text(&pane, |t| t.contains("[draft: 10 bytes]"))
         .await;
     assert!(!history(&tmux, &pane).contains("SUBMITTED"));
+}
+
+/// send_prompt's refusal of a password prompt says how the person reaches
+/// the pane, as every input tool's does.
+#[tokio::test]
+async fn a_password_prompt_refusal_names_the_way_to_the_pane() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+    let program = "bash --norc -c 'read -r -s -p Password: x; echo \"len ${#x}\"'";
+    tmux.cmd(&["send-keys", "-t", &pane, program, "Enter"]);
+    let state = json!({"pane_id": pane, "states": ["secret"], "timeout": 10});
+    assert_eq!(ok(&svc, "wait_for_state", state).await["state"], "secret");
+    let r = ok(
+        &svc,
+        "send_prompt",
+        json!({"pane_id": pane, "text": "guess", "timeout": 5}),
+    )
+    .await;
+    assert_eq!(r["outcome"], "refused", "{r}");
+    assert_eq!(r["attempts"], 0, "{r}");
+    let note = r["note"].as_str().unwrap();
+    let refused =
+        crate::support::err(&svc, "send_keys", json!({"pane_id": pane, "keys": "x"})).await;
+    assert!(note.contains(&format!("attach -t {pane}")), "{note}");
+    assert!(note.contains("switch-client"), "{note}");
+    assert_eq!(note, refused, "send_keys and send_prompt word it alike");
 }

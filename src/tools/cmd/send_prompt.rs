@@ -120,10 +120,11 @@ async fn send_prompt(
         return Ok(finish(outcome, 0, Some(note)));
     }
     // A password prompt is the person's to answer, and a person typing
-    // there has the floor (see `person`).
+    // there has the floor (see `person`, which words the refusal for every
+    // input tool: how the person reaches the pane, how to wait for them).
     match person::before_typing(&target, pane, false).await {
         Err(e) if e.kind == ErrorKind::Refused => {
-            return Ok(finish(PromptOutcome::Refused, 0, Some(e.message)));
+            return Ok(finish(PromptOutcome::Refused, 0, Some(e.text())));
         }
         waited => waited?,
     };
@@ -164,8 +165,9 @@ async fn send_prompt(
 }
 
 /// Waits until the pane's program reads its terminal (at a prompt or
-/// waiting for input); `Some` when it will not: a password prompt (the
-/// person types that), an ended process, or the deadline. Where the
+/// waiting for input, or for a password, which [`person::before_typing`]
+/// then refuses); `Some` when it will not: an ended process, or the
+/// deadline. Where the
 /// process cannot be observed (a remote host, no `/proc`), it is taken as
 /// reading.
 async fn until_reading(
@@ -179,11 +181,7 @@ async fn until_reading(
     let mut prober = Prober::new(watch.pid);
     loop {
         match prober.probe().activity {
-            Activity::Prompt | Activity::Input => return None,
-            Activity::Secret => {
-                let why = "the program asks for a password: a person types it (wait_for_state(states=[\"prompt\", \"running\"]) waits for them)";
-                return Some((PromptOutcome::Refused, why.into()));
-            }
+            Activity::Prompt | Activity::Input | Activity::Secret => return None,
             Activity::Exited => {
                 return Some((PromptOutcome::NotReady, "the pane's process exited".into()));
             }
