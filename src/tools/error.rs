@@ -39,12 +39,17 @@ impl ToolError {
         self
     }
 
-    pub(super) fn into_result(self) -> CallToolResult {
-        let text = match &self.suggestion {
+    /// The message and, on a line of its own, the suggestion: what a
+    /// failed call's text says.
+    pub fn text(&self) -> String {
+        match &self.suggestion {
             Some(s) => format!("{}\n{s}", self.message),
             None => self.message.clone(),
-        };
-        let mut result = CallToolResult::error(text);
+        }
+    }
+
+    pub(super) fn into_result(self) -> CallToolResult {
+        let mut result = CallToolResult::error(self.text());
         let mut meta = json!({ "error_type": self.kind.as_str(), "expected": self.expected });
         if let Some(s) = self.suggestion {
             meta["suggestion"] = json!(s);

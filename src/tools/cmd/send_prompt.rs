@@ -8,9 +8,23 @@
 //! text goes in as one bracketed paste (from a paste buffer: never typed
 //! key by key, never split into lines that each submit), Enter follows as
 //! a key of its own once the pane has been quiet for [`SETTLE`] after the
-//! paste, and a submission is judged from what the pane prints next: no
-//! output within [`VERIFY`] means the Enter was swallowed, and it is sent
-//! again, at most [`ATTEMPTS`] times in all.
+//! paste, and each Enter is judged by what it changed within [`VERIFY`]
+//! (see [`Typed`]); one that did not take is sent again, at most
+//! [`ATTEMPTS`] times in all.
+//!
+//! Output after Enter proves nothing by itself: an input box that re-draws
+//! itself after every key it reads prints its box, text and all, for an
+//! Enter it dropped or took as a newline. So the row the end of the
+//! message was drawn on is found before Enter, and Enter took when:
+//!
+//! - that row's text is gone from the screen (the box emptied), or
+//! - the program turned bracketed paste off (`ESC [?2004l`): its line
+//!   editor gave the line up, as bash, zsh and readline do before they
+//!   run it.
+//!
+//! A program that does not show the end of the message (a box that shows
+//! `[pasted 200 lines]`) cannot be read that way: any output after Enter
+//! counts there, as nothing better can be seen.
 
 use std::time::{Duration, Instant};
 
@@ -47,8 +61,13 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
 const SETTLE: Duration = Duration::from_millis(150);
 /// The longest a paste may keep the pane printing before Enter goes anyway.
 const SETTLE_BOUND: Duration = Duration::from_secs(3);
-/// How long after Enter the pane must print something for it to count.
+/// How long after Enter the program has to show that it took it.
 const VERIFY: Duration = Duration::from_millis(700);
+/// Quiet after Enter's output before the screen is read (a re-draw in
+/// several writes is judged whole).
+const REDRAWN: Duration = Duration::from_millis(60);
+/// How much of the end of the message is looked for on the screen.
+const TAIL_CHARS: usize = 12;
 /// Enter is sent at most this many times.
 const ATTEMPTS: i64 = 3;
 /// How often a pane whose program is busy is looked at again.
@@ -120,10 +139,11 @@ async fn send_prompt(
         return Ok(finish(outcome, 0, Some(note)));
     }
     // A password prompt is the person's to answer, and a person typing
-    // there has the floor (see `person`).
+    // there has the floor (see `person`, which words the refusal for every
+    // input tool: how the person reaches the pane, how to wait for them).
     match person::before_typing(&target, pane, false).await {
         Err(e) if e.kind == ErrorKind::Refused => {
-            return Ok(finish(PromptOutcome::Refused, 0, Some(e.message)));
+            return Ok(finish(PromptOutcome::Refused, 0, Some(e.text())));
         }
         waited => waited?,
     };
@@ -135,12 +155,13 @@ async fn send_prompt(
     // whatever is left of the timeout; a cancel stops them.
     let submitting = async {
         settle(&mut watch).await;
+        let typed = Typed::find(&args.text, &screen(&target, pane).await?);
         for attempt in 1..=ATTEMPTS {
             let before = watch.end();
             target
                 .run(Command::new("send-keys").target(pane).arg("Enter"))
                 .await?;
-            if printed_after(&mut watch, before).await {
+            if took(&mut watch, &target, typed.as_ref(), before).await? {
                 return Ok(Some(attempt));
             }
         }
@@ -154,7 +175,7 @@ async fn send_prompt(
         return Ok(finish(PromptOutcome::Submitted, attempts, None));
     }
     let note = format!(
-        "the text is in the pane but {ATTEMPTS} Enters drew no output: look with snapshot_pane"
+        "the text is in the pane but {ATTEMPTS} Enters did not submit it: look with snapshot_pane"
     );
     Ok(finish(
         PromptOutcome::TypedNotSubmitted,
@@ -164,8 +185,9 @@ async fn send_prompt(
 }
 
 /// Waits until the pane's program reads its terminal (at a prompt or
-/// waiting for input); `Some` when it will not: a password prompt (the
-/// person types that), an ended process, or the deadline. Where the
+/// waiting for input, or for a password, which [`person::before_typing`]
+/// then refuses); `Some` when it will not: an ended process, or the
+/// deadline. Where the
 /// process cannot be observed (a remote host, no `/proc`), it is taken as
 /// reading.
 async fn until_reading(
@@ -179,11 +201,7 @@ async fn until_reading(
     let mut prober = Prober::new(watch.pid);
     loop {
         match prober.probe().activity {
-            Activity::Prompt | Activity::Input => return None,
-            Activity::Secret => {
-                let why = "the program asks for a password: a person types it (wait_for_state(states=[\"prompt\", \"running\"]) waits for them)";
-                return Some((PromptOutcome::Refused, why.into()));
-            }
+            Activity::Prompt | Activity::Input | Activity::Secret => return None,
             Activity::Exited => {
                 return Some((PromptOutcome::NotReady, "the pane's process exited".into()));
             }
@@ -227,14 +245,234 @@ async fn settle(watch: &mut Watch) {
     while tokio::time::Instant::now() < bound && watch.changed(SETTLE).await {}
 }
 
-/// Did the pane print anything past `before` within [`VERIFY`]?
-async fn printed_after(watch: &mut Watch, before: u64) -> bool {
+/// A pane's screen: its rows (without the spaces tmux pads them with)
+/// and the cursor's row.
+#[derive(Debug, Default)]
+struct Screen {
+    rows: Vec<String>,
+    cursor_y: usize,
+}
+
+/// Reads `pane`'s screen: its rows and cursor in one go.
+async fn screen(target: &Target, pane: PaneId) -> ToolResult<Screen> {
+    let commands = [
+        Command::new("capture-pane").flag("-p").target(pane),
+        Command::new("display-message")
+            .flag("-p")
+            .target(pane)
+            .arg("#{cursor_y}"),
+    ];
+    let mut replies = target.hub.run_together(&commands).await.into_iter();
+    let (Some(rows), Some(cursor)) = (replies.next(), replies.next()) else {
+        unreachable!("two commands, two replies")
+    };
+    let rows = rows?
+        .iter()
+        .map(|r| String::from_utf8_lossy(r).trim_end().to_owned())
+        .collect();
+    let cursor = cursor?;
+    let cursor_y = cursor
+        .first()
+        .and_then(|l| std::str::from_utf8(l).ok()?.trim().parse().ok())
+        .unwrap_or(0);
+    Ok(Screen { rows, cursor_y })
+}
+
+/// Where the message was drawn before Enter: the row holding the last
+/// [`TAIL_CHARS`] characters of its last line (of those that do, the
+/// lowest at or above the cursor), how many rows read the same, and the
+/// prompt its first line was typed after.
+#[derive(Debug, PartialEq)]
+struct Typed {
+    tail: String,
+    row: String,
+    copies: usize,
+    /// What the row the message's first line is on shows before it (`>>>`,
+    /// `$`), when not blank.
+    prompt: Option<String>,
+}
+
+impl Typed {
+    /// `None` when the screen does not show the end of `text`.
+    fn find(text: &str, screen: &Screen) -> Option<Typed> {
+        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        let (first, last) = (lines.next()?, lines.next_back());
+        let last = last.unwrap_or(first);
+        let start = last
+            .char_indices()
+            .rev()
+            .nth(TAIL_CHARS - 1)
+            .map_or(0, |(i, _)| i);
+        let tail = &last[start..];
+        let end = lowest(&screen.rows, screen.cursor_y, tail)?;
+        let row = screen.rows[end].clone();
+        let copies = screen.rows.iter().filter(|r| **r == row).count();
+        let head: String = first.chars().take(TAIL_CHARS).collect();
+        let prompt = lowest(&screen.rows, end, &head)
+            .and_then(|y| {
+                let row = &screen.rows[y];
+                Some(row[..row.find(&head)?].trim_end().to_owned())
+            })
+            .filter(|p| !p.trim().is_empty());
+        Some(Typed {
+            tail: tail.to_owned(),
+            row,
+            copies,
+            prompt,
+        })
+    }
+
+    /// Whether `screen`, after Enter, shows that the program took the
+    /// message: the row its end was on is gone (the input area emptied),
+    /// or the cursor is on a fresh prompt below it (a REPL or shell ran
+    /// it and asks again).
+    fn taken(&self, screen: &Screen) -> bool {
+        let copies = screen.rows.iter().filter(|r| **r == self.row).count();
+        if copies < self.copies {
+            return true;
+        }
+        let (Some(prompt), Some(at)) = (&self.prompt, screen.rows.get(screen.cursor_y)) else {
+            return false;
+        };
+        let below = screen.rows[..screen.cursor_y].contains(&self.row);
+        below && at.starts_with(prompt.as_str()) && !at.contains(&self.tail)
+    }
+}
+
+/// The row holding `text`: the lowest at or above row `at`, else the
+/// lowest of all.
+fn lowest(rows: &[String], at: usize, text: &str) -> Option<usize> {
+    let holding = |(_, r): &(usize, &String)| r.contains(text);
+    let mut all = rows.iter().enumerate().filter(holding);
+    all.clone()
+        .rfind(|(y, _)| *y <= at)
+        .or_else(|| all.next_back())
+        .map(|(y, _)| y)
+}
+
+/// Whether the Enter sent after `before` took, within [`VERIFY`]: the
+/// program left its line editor, or the screen, once quiet, no longer
+/// shows the message's end where it was typed (see the module docs).
+/// Without `typed`, any output counts.
+async fn took(
+    watch: &mut Watch,
+    target: &Target,
+    typed: Option<&Typed>,
+    before: u64,
+) -> ToolResult<bool> {
     let bound = tokio::time::Instant::now() + VERIFY;
-    while watch.end() <= before {
-        let left = bound.saturating_duration_since(tokio::time::Instant::now());
-        if left.is_zero() || !watch.changed(left).await {
-            return watch.end() > before;
+    let mut seen = before;
+    let mut cursor = before;
+    let mut scan = PasteOff::default();
+    loop {
+        // Output past what was judged, or the bound.
+        while watch.end() <= seen {
+            let left = bound.saturating_duration_since(tokio::time::Instant::now());
+            let woke = !left.is_zero() && watch.changed(left).await;
+            if !woke && watch.end() <= seen {
+                return Ok(false);
+            }
+        }
+        let Some(typed) = typed else { return Ok(true) };
+        while tokio::time::Instant::now() < bound && watch.changed(REDRAWN).await {}
+        seen = watch.end();
+        watch.read_raw(&mut cursor, &mut |_, chunk, _| scan.feed(chunk));
+        if scan.seen || typed.taken(&screen(target, watch.id).await?) {
+            return Ok(true);
         }
     }
-    true
+}
+
+/// Finds `ESC [?2004l` (bracketed paste off) in output read in chunks.
+#[derive(Default)]
+struct PasteOff {
+    carry: Vec<u8>,
+    seen: bool,
+}
+
+impl PasteOff {
+    const OFF: &'static [u8] = b"\x1b[?2004l";
+
+    fn feed(&mut self, chunk: &[u8]) {
+        if self.seen {
+            return;
+        }
+        self.carry.extend_from_slice(chunk);
+        self.seen = memchr::memmem::find(&self.carry, Self::OFF).is_some();
+        let keep = self.carry.len().saturating_sub(Self::OFF.len() - 1);
+        self.carry.drain(..keep);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn screen(rows: &[&str], cursor_y: usize) -> Screen {
+        Screen {
+            rows: rows.iter().map(|r| r.to_string()).collect(),
+            cursor_y,
+        }
+    }
+
+    const BOX: &[&str] = &[
+        "+----------------+",
+        "| > first line   |",
+        "|   third: done  |",
+        "+----------------+",
+        "status: ready",
+    ];
+
+    #[test]
+    fn a_box_that_redraws_the_text_did_not_take_it() {
+        let typed = Typed::find("first line\nthird: done\n", &screen(BOX, 2)).unwrap();
+        assert_eq!(typed.row, "|   third: done  |");
+        assert_eq!(typed.prompt.as_deref(), Some("| >"));
+        // Dropped: the same box, a new status.
+        let mut dropped = BOX.to_vec();
+        dropped[4] = "status: enter ignored";
+        assert!(!typed.taken(&screen(&dropped, 2)));
+        // Taken as a newline: the box grew below the text.
+        let grown = [BOX[0], BOX[1], BOX[2], "|                |", BOX[3], BOX[4]];
+        assert!(!typed.taken(&screen(&grown, 3)));
+        // Taken: the box is empty, the message above it.
+        let sent = [
+            "sent: first line third: done",
+            BOX[0],
+            "| >              |",
+            BOX[3],
+        ];
+        assert!(typed.taken(&screen(&sent, 2)));
+    }
+
+    #[test]
+    fn a_repl_that_ran_the_line_asks_again_below_it() {
+        let before = [">>> x = 6 * 7", ">>> print(f'sp-{x}')"];
+        let typed = Typed::find("x = 6 * 7\nprint(f'sp-{x}')", &screen(&before, 1)).unwrap();
+        assert_eq!(typed.prompt.as_deref(), Some(">>>"));
+        let ran = [before[0], before[1], "sp-42", ">>>"];
+        assert!(typed.taken(&screen(&ran, 3)));
+        // The cursor on a continuation row is not a fresh prompt.
+        let more = [before[0], before[1], "..."];
+        assert!(!typed.taken(&screen(&more, 2)));
+    }
+
+    #[test]
+    fn a_message_the_screen_does_not_show_cannot_be_read_there() {
+        let shown = screen(&["> ready", "[draft: 34 bytes]"], 2);
+        assert_eq!(Typed::find("first line\nthird: done", &shown), None);
+        assert_eq!(Typed::find("\n \n", &shown), None);
+    }
+
+    #[test]
+    fn bracketed_paste_turned_off_is_seen_across_chunks() {
+        let mut scan = PasteOff::default();
+        scan.feed(b"\r\n\x1b[?20");
+        assert!(!scan.seen);
+        scan.feed(b"04l\rsp-42\r\n");
+        assert!(scan.seen);
+        let mut on = PasteOff::default();
+        on.feed(b"\x1b[?2004h$ ");
+        assert!(!on.seen);
+    }
 }
