@@ -1,7 +1,7 @@
-//! What the soaks share: their one source of randomness, the programs
-//! their panes run, the CLI's view of every pane (which also tells whether
-//! the tmux server is still the one the soak started), and the seed a run
-//! replays.
+//! What the soaks share (`soak_live`, `person_soak_live`): their one
+//! source of randomness, the programs their panes run, the CLI's view of
+//! every pane (which also tells whether the tmux server is still the one
+//! the soak started), and the seed a run replays.
 
 use std::collections::BTreeSet;
 
@@ -40,15 +40,29 @@ impl Rng {
             items.swap(i, self.below(i + 1));
         }
     }
+
+    /// An index into `weights`, each as likely as its weight.
+    pub fn weighted(&mut self, weights: &[usize]) -> usize {
+        let mut roll = self.below(weights.iter().sum());
+        for (i, w) in weights.iter().enumerate() {
+            if roll < *w {
+                return i;
+            }
+            roll -= w;
+        }
+        weights.len() - 1
+    }
 }
 
 /// A pane as the CLI listed it.
 #[derive(Clone, Debug)]
 pub struct Pane {
     pub session: String,
+    pub session_name: String,
     pub window: String,
     pub pane: String,
     pub in_mode: bool,
+    pub dead: bool,
     /// `pane_current_command`.
     pub command: String,
     /// `pane_start_command`.
@@ -59,8 +73,8 @@ pub struct Pane {
 /// order (session, window, pane); `Err` with what the CLI said when the
 /// server did not answer or more than one server did.
 pub fn list_panes(tmux: &PrivateTmux) -> Result<(String, Vec<Pane>), String> {
-    let format = "#{pid}\t#{session_id}\t#{window_id}\t#{pane_id}\t\
-                  #{pane_in_mode}\t#{pane_current_command}\t\
+    let format = "#{pid}\t#{session_id}\t#{session_name}\t#{window_id}\t#{pane_id}\t\
+                  #{pane_in_mode}\t#{pane_dead}\t#{pane_current_command}\t\
                   #{pane_start_command}";
     let out = tmux.try_cmd(&["list-panes", "-a", "-F", format]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -74,14 +88,16 @@ pub fn list_panes(tmux: &PrivateTmux) -> Result<(String, Vec<Pane>), String> {
     let panes = text
         .lines()
         .filter_map(|l| {
-            let f: Vec<&str> = l.splitn(7, '\t').collect();
-            (f.len() == 7).then(|| Pane {
+            let f: Vec<&str> = l.splitn(9, '\t').collect();
+            (f.len() == 9).then(|| Pane {
                 session: f[1].to_owned(),
-                window: f[2].to_owned(),
-                pane: f[3].to_owned(),
-                in_mode: f[4] == "1",
-                command: f[5].to_owned(),
-                start: f[6].to_owned(),
+                session_name: f[2].to_owned(),
+                window: f[3].to_owned(),
+                pane: f[4].to_owned(),
+                in_mode: f[5] == "1",
+                dead: f[6] == "1",
+                command: f[7].to_owned(),
+                start: f[8].to_owned(),
             })
         })
         .collect();
