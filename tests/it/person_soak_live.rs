@@ -35,8 +35,7 @@
 //!
 //! `random_seeds` runs `SOAK_SEEDS` seeds (30) from `SOAK_FIRST_SEED`
 //! (else from the clock), and starts no new seed after `SOAK_SECONDS`
-//! (150); `scripts/soak --seeds N` runs it on any tmux. Every seed that
-//! found a bug is pinned below as a test of its own.
+//! (120); `scripts/soak --seeds N` runs it on any tmux.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
@@ -73,7 +72,7 @@ const SHOWN: usize = 15;
 /// Steps per seed, seeds per run and the run's time bound, by default.
 const STEPS: usize = 40;
 const SEEDS: u64 = 30;
-const SECONDS: u64 = 150;
+const SECONDS: u64 = 120;
 
 /// Runs `SOAK_SEEDS` seeds of `SOAK_STEPS` steps (only `SOAK_SEED` when it
 /// is set), starting no new seed after `SOAK_SECONDS`; one line per seed,
@@ -263,7 +262,7 @@ async fn run_seed(seed: u64, steps: usize) -> Report {
             format!(" SOAK_STEPS={steps}")
         };
         line.push_str(&format!(
-            "\n  replay: SOAK_SEED={seed}{steps_var} cargo test --test it person_soak_live::"
+            "\n  replay: SOAK_SEED={seed}{steps_var} cargo test --test it person_soak_live::random_seeds"
         ));
     }
     Report {
@@ -620,6 +619,7 @@ struct Flight {
     entry: usize,
     /// The pane of a `capture_since`.
     pane: Option<String>,
+    args: Value,
 }
 
 impl Flight {
@@ -1161,6 +1161,7 @@ impl Run {
             gone_at: None,
             entry,
             pane: None,
+            args,
         });
         id
     }
@@ -1217,6 +1218,11 @@ impl Run {
             .collect();
         for id in late {
             self.hang(id);
+        }
+        if let Some(line) = self.wire().malformed().first().cloned() {
+            self.fail(format!(
+                "the MCP server wrote a line that is not JSON: {line:?}"
+            ));
         }
     }
 
@@ -1277,6 +1283,22 @@ impl Run {
             }
         };
         self.log[flight.entry].came = Some(format!("{came} (in {:.2} s)", took.as_secs_f64()));
+        // A watch of a session or a window that one of its panes ended
+        // should watch the others, not fail naming a pane the caller never
+        // named.
+        if let Some(text) = &error
+            && flight.tool == "wait_for_attention"
+            && flight.args.get("pane_ids").is_none()
+            && text.contains("Pane not found")
+        {
+            self.findings.push(format!(
+                "seed {}: call #{id} (wait_for_attention {}, step {}) failed: {}",
+                self.seed,
+                flight.args,
+                flight.step,
+                text.lines().next().unwrap_or_default()
+            ));
+        }
         if let Some(text) = &error
             && text.contains("not responding")
         {

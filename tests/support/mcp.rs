@@ -231,6 +231,7 @@ impl McpClient {
             input: input.expect("input open"),
             answers,
             arrived: HashMap::new(),
+            malformed: Vec::new(),
             next_id,
         }
     }
@@ -246,6 +247,8 @@ pub struct InFlight {
     answers: mpsc::UnboundedReceiver<(Instant, Value)>,
     /// Answers read and not yet taken, by id.
     arrived: HashMap<u64, (Instant, Value)>,
+    /// Lines the server wrote that are not JSON.
+    malformed: Vec<String>,
     next_id: u64,
 }
 
@@ -279,10 +282,20 @@ impl InFlight {
     }
 
     fn keep(&mut self, at: Instant, message: Value) {
+        if let Some(line) = message["unparsed"].as_str() {
+            self.malformed.push(line.to_owned());
+        }
         // A request of the server's own (it has a method) is no answer.
         if let (Some(id), None) = (message["id"].as_u64(), message.get("method")) {
             self.arrived.insert(id, (at, message));
         }
+    }
+
+    /// The lines read so far that were not JSON (none, from a server that
+    /// keeps to the protocol).
+    pub fn malformed(&mut self) -> &[String] {
+        self.collect();
+        &self.malformed
     }
 
     /// The answer to `id` with when it was read, if it has come.
