@@ -35,7 +35,9 @@
 //!
 //! `random_seeds` runs `SOAK_SEEDS` seeds (30) from `SOAK_FIRST_SEED`
 //! (else from the clock), and starts no new seed after `SOAK_SECONDS`
-//! (120); `scripts/soak --seeds N` runs it on any tmux.
+//! (120); `scripts/soak --seeds N` runs it on any tmux. The seeds that
+//! found bugs are pinned below as tests of their own (with the seeds that
+//! found the same again).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
@@ -112,6 +114,84 @@ async fn random_seeds() {
         "seeds that failed (see their steps above): {:?}",
         total.failed
     );
+}
+
+/// One pinned seed of 40 steps: it must pass (a tmux death its control
+/// run reproduces passes).
+async fn pinned(seed: u64) {
+    let report = run_seed(seed, STEPS).await;
+    println!("{}", report.line);
+    assert!(!report.failed, "{}", report.line);
+}
+
+// The seeds that found bugs, each with what it found, where, and how
+// often it did in replays of the seed alone (timing decides most of them).
+// Seeds 129, 1011, 1013, 1046 (3.3a) and 2020 (3.2a) found what 1017
+// finds: tmux died at the seed's first call, as our first control client
+// attached while the person acted; they are not pinned (1013 did it in 1
+// replay of 9).
+
+/// tmux 3.3a: `wait_for_attention(session_name="big")` twice (its `status`
+/// reason subscribes with `refresh-client -B`), both answered, then the
+/// person kills `big` (step 9): tmux died in 4 of 9 runs, the control run
+/// in none (the crash of ../shared/repro/attention-kill-session.py).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seed_118_kill_session_after_wait_for_attention() {
+    pinned(118).await;
+}
+
+/// tmux 3.2a and 3.3a: the person kills a session (step 6) while a
+/// `wait_for_text` of ours attaches a client to stream a pane (step 5):
+/// tmux died in the run of seeds 2000-2022 on 3.2a and on 3.3a (not on
+/// 3.4 to 3.8), the control run did not; then in 0 of 5 runs alone on
+/// 3.3a.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seed_2005_kill_session_while_our_client_attaches() {
+    pinned(2005).await;
+}
+
+/// tmux 3.2a, 3.3a and 3.4: the person breaks, splits and swaps panes
+/// (steps 7-10) while a `wait_for_text` of ours attaches (step 9): tmux
+/// died in the run of seeds 2000-2022 on 3.2a and 3.4 (not on 3.3a, 3.5a
+/// to 3.8), then alone on 3.3a; the control run did not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seed_2017_swap_pane_while_our_client_attaches() {
+    pinned(2017).await;
+}
+
+/// tmux 3.3a: the person's client detaches (step 1) as our first call
+/// attaches our first client (step 2): tmux died in 2 of 9 runs, the
+/// control run in none; tmux before 3.7 crashes when `%client-detached`
+/// reaches a control client still attaching (protocol/tmux-control.md,
+/// 7a).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seed_1017_detach_client_while_our_first_client_attaches() {
+    pinned(1017).await;
+}
+
+/// tmux 3.3a: the person makes a session, windows and panes (steps 28-34)
+/// while a `wait_for_text` of ours attaches (step 35): tmux died in 2 of
+/// 7 runs, the control run in none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seed_110_new_windows_while_our_client_attaches() {
+    pinned(110).await;
+}
+
+/// tmux 3.4: the person zooms a pane (step 22) and kills its session (step
+/// 32): tmux dies, and the control run dies too (tmux's own bug, as
+/// ../shared/repro/zoom-kill-session.sh shows): the seed passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seed_104_zoom_then_kill_session_is_tmux_own() {
+    pinned(104).await;
+}
+
+/// tmux 3.4: our `resize_pane` zooms two panes (steps 5, 6), then the
+/// person kills session `$2` (step 8): tmux dies; the person's actions
+/// alone do not kill it, but with our zooms done as `resize-pane -Z` they
+/// do (tmux's own bug): the seed passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seed_106_our_zoom_then_kill_session_is_tmux_own() {
+    pinned(106).await;
 }
 
 /// One seed: its sessions, its steps, the drain of the calls still in
