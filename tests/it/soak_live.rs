@@ -17,51 +17,7 @@ use tmux_mcp::mcp::server::DEFAULT_MAX_QUEUED;
 
 use crate::support::PrivateTmux;
 use crate::support::mcp::McpClient;
-
-/// A program that prints a line every 50 ms, forever.
-const PRINTER: &str = "sh -c 'i=0; while :; do i=$((i+1)); echo soak-line $i; sleep 0.05; done'";
-/// One that prints bursts of 2,000 lines.
-const BURST: &str = "sh -c 'while :; do seq 1 2000; sleep 0.5; done'";
-/// What the printers' `pane_start_command` contains.
-const PRINTS: [&str; 2] = ["soak-line", "seq 1 2000"];
-
-/// splitmix64: the soak's only source of randomness, from the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-
-    fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            items.swap(i, self.below(i + 1));
-        }
-    }
-}
-
-/// A pane as the CLI listed it between two calls.
-#[derive(Clone, Debug)]
-struct Pane {
-    session: String,
-    window: String,
-    pane: String,
-    command: String,
-    start: String,
-    in_mode: bool,
-}
+use crate::support::soak::{BURST, PRINTER, PRINTS, Pane, Rng, env_number, list_panes};
 
 struct Soak {
     tmux: PrivateTmux,
@@ -91,36 +47,23 @@ impl Soak {
     /// The CLI command between two calls: lists every pane, and checks
     /// the server is the one the soak started with.
     fn look(&mut self) {
-        let format = "#{pid}\t#{session_id}\t#{window_id}\t#{pane_id}\t#{pane_in_mode}\t#{pane_current_command}\t#{pane_start_command}";
-        let out = self.tmux.try_cmd(&["list-panes", "-a", "-F", format]);
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let pids: BTreeSet<&str> = text.lines().filter_map(|l| l.split('\t').next()).collect();
+        let listed = list_panes(&self.tmux);
+        let same = listed.as_ref().is_ok_and(|(pid, _)| *pid == self.pid);
         assert!(
-            out.status.success() && pids.len() == 1 && pids.contains(self.pid.as_str()),
+            same,
             "the tmux server (pid {}) died or changed after call {} ({}); seed {} \
-             (SOAK_SEED={} replays it); list-panes said: {} {}",
+             (SOAK_SEED={} replays it); {}",
             self.pid,
             self.calls,
             self.last,
             self.seed,
             self.seed,
-            text,
-            String::from_utf8_lossy(&out.stderr)
+            match &listed {
+                Ok((pid, _)) => format!("its pid is now {pid}"),
+                Err(said) => said.clone(),
+            }
         );
-        self.panes = text
-            .lines()
-            .filter_map(|l| {
-                let f: Vec<&str> = l.splitn(7, '\t').collect();
-                (f.len() == 7).then(|| Pane {
-                    session: f[1].to_owned(),
-                    window: f[2].to_owned(),
-                    pane: f[3].to_owned(),
-                    in_mode: f[4] == "1",
-                    command: f[5].to_owned(),
-                    start: f[6].to_owned(),
-                })
-            })
-            .collect();
+        self.panes = listed.map(|(_, panes)| panes).unwrap_or_default();
     }
 
     fn cli(&mut self, args: &[&str]) -> String {
@@ -453,20 +396,8 @@ impl Soak {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_tool_in_random_orders_leaves_tmux_running() {
-    let seed = std::env::var("SOAK_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64)
-        });
-    let budget = Duration::from_secs(
-        std::env::var("SOAK_SECONDS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(30),
-    );
+    let seed = crate::support::soak::seed();
+    let budget = Duration::from_secs(env_number("SOAK_SECONDS", 30));
     println!("soak seed {seed} (SOAK_SEED={seed} replays this order)");
     let dir = std::env::temp_dir().join(format!("tmuxmcp-soak-{}-{seed}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");

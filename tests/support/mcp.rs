@@ -1,15 +1,19 @@
 //! The tests' MCP client: JSON-RPC lines written to a server and the lines
 //! it answers, read one at a time with a bound. The server is `serve` on
 //! in-memory pipes ([`McpClient::serve`]) or the binary on its stdio
-//! ([`McpClient::spawn`]).
+//! ([`McpClient::spawn`]). [`McpClient::in_flight`] turns it into a client
+//! whose requests are sent without waiting: a task reads the answers as
+//! they come, so calls stay in flight while the test acts.
 
+use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tmux_mcp::mcp::{Service, serve_with};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
@@ -194,6 +198,134 @@ impl McpClient {
     /// The input, for writes that are not whole lines.
     pub fn input(&mut self) -> &mut Input {
         self.input.as_mut().expect("input open")
+    }
+
+    /// This client with its answers read by a task of its own, as they
+    /// come: requests are sent without waiting (the ids go on from this
+    /// client's).
+    pub fn in_flight(self) -> InFlight {
+        let McpClient {
+            input,
+            mut output,
+            next_id,
+            ..
+        } = self;
+        let (tx, answers) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut line = Vec::new();
+            while output
+                .read_until(b'\n', &mut line)
+                .await
+                .is_ok_and(|n| n > 0)
+            {
+                let message = serde_json::from_slice(&line).unwrap_or_else(|e| {
+                    json!({ "unparsed": String::from_utf8_lossy(&line), "error": e.to_string() })
+                });
+                line.clear();
+                if tx.send((Instant::now(), message)).is_err() {
+                    break;
+                }
+            }
+        });
+        InFlight {
+            input: input.expect("input open"),
+            answers,
+            arrived: HashMap::new(),
+            malformed: Vec::new(),
+            next_id,
+        }
+    }
+}
+
+/// An MCP client whose requests stay in flight: [`InFlight::send`]
+/// returns the request's id at once; a task reads every line the server
+/// writes and keeps each answer with the moment it was read, for
+/// [`InFlight::take`] or [`InFlight::answer_by`] (messages without an id,
+/// notifications, are skipped).
+pub struct InFlight {
+    input: Input,
+    answers: mpsc::UnboundedReceiver<(Instant, Value)>,
+    /// Answers read and not yet taken, by id.
+    arrived: HashMap<u64, (Instant, Value)>,
+    /// Lines the server wrote that are not JSON.
+    malformed: Vec<String>,
+    next_id: u64,
+}
+
+impl InFlight {
+    /// Sends a request with the next id and returns the id.
+    pub async fn send(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let mut line = serde_json::to_vec(&message).unwrap();
+        line.push(b'\n');
+        self.input.write_all(&line).await.unwrap();
+        self.input.flush().await.unwrap();
+        id
+    }
+
+    /// Sends `tools/call` of `name` and returns its id.
+    pub async fn send_call(&mut self, name: &str, arguments: Value) -> u64 {
+        self.send(
+            "tools/call",
+            json!({ "name": name, "arguments": arguments }),
+        )
+        .await
+    }
+
+    /// Keeps what the reader has read so far.
+    fn collect(&mut self) {
+        while let Ok((at, message)) = self.answers.try_recv() {
+            self.keep(at, message);
+        }
+    }
+
+    fn keep(&mut self, at: Instant, message: Value) {
+        if let Some(line) = message["unparsed"].as_str() {
+            self.malformed.push(line.to_owned());
+        }
+        // A request of the server's own (it has a method) is no answer.
+        if let (Some(id), None) = (message["id"].as_u64(), message.get("method")) {
+            self.arrived.insert(id, (at, message));
+        }
+    }
+
+    /// The lines read so far that were not JSON (none, from a server that
+    /// keeps to the protocol).
+    pub fn malformed(&mut self) -> &[String] {
+        self.collect();
+        &self.malformed
+    }
+
+    /// The answer to `id` with when it was read, if it has come.
+    pub fn take(&mut self, id: u64) -> Option<(Instant, Value)> {
+        self.collect();
+        self.arrived.remove(&id)
+    }
+
+    /// The answer to `id`, waiting for it until `deadline`; `None` if it
+    /// has not come by then (or the server closed its output).
+    pub async fn answer_by(&mut self, id: u64, deadline: Instant) -> Option<(Instant, Value)> {
+        loop {
+            if let Some(answer) = self.take(id) {
+                return Some(answer);
+            }
+            let next = tokio::time::timeout_at(deadline.into(), self.answers.recv());
+            match next.await {
+                Ok(Some((at, message))) => self.keep(at, message),
+                Ok(None) | Err(_) => return None,
+            }
+        }
+    }
+
+    /// Closes the input (the server's end of input: it shuts down) and
+    /// waits up to `within` for it to close its output; whether it did.
+    pub async fn close(mut self, within: Duration) -> bool {
+        let _ = self.input.shutdown().await;
+        drop(self.input);
+        let drained = async { while self.answers.recv().await.is_some() {} };
+        timeout(within, drained).await.is_ok()
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod mcp;
 pub mod pty;
+pub mod soak;
 pub mod sshd;
 
 use std::path::{Path, PathBuf};
