@@ -488,10 +488,26 @@ pub(super) async fn wait_for_attention(
             .filter_map(|(id, _)| all.remove(id).map(|s| (*id, s)))
             .collect::<HashMap<_, _>>()
     };
+    let mut departed = scope.departed;
     for (id, place) in &scope.panes {
         let sentry = match kept.remove(id) {
             Some(s) => s,
-            None => Sentry::arm(&target, *id, *place).await?,
+            None => match Sentry::arm(&target, *id, *place).await {
+                Ok(s) => s,
+                // Closed between the listing and its arming: its end is
+                // what there is to tell, and the rest are watched.
+                Err(e)
+                    if e.kind == ErrorKind::PaneNotFound
+                        || e.kind.is_pane_end() && e.kind != ErrorKind::TmuxServerGone =>
+                {
+                    let feed = target.hub.panes().attention();
+                    feed.push(*id, Reason::Exited, "", unix_ms());
+                    armed.depart(*id, *place);
+                    departed.insert(*id);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            },
         };
         sentries.insert(*id, sentry);
     }
@@ -505,7 +521,7 @@ pub(super) async fn wait_for_attention(
         want_idle,
         token,
         &mut sentries,
-        &scope.departed,
+        &departed,
         started,
         effective,
     )
