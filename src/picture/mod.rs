@@ -247,7 +247,10 @@ impl Picture {
     pub fn png(&self) -> Result<Vec<u8>, png::EncodingError> {
         let mut out = Vec::new();
         let mut encoder = png::Encoder::new(&mut out, self.width as u32, self.height as u32);
-        encoder.set_compression(png::Compression::Fast);
+        // zlib level 3 (flate2, miniz_oxide): a dense 200x50 screen of
+        // coloured text in about 125 KB; fdeflate's fast mode is quicker
+        // but 4 times larger here (BENCHMARKS.md).
+        encoder.set_deflate_compression(png::DeflateCompression::Level(3));
         let data = if self.palette.len() <= 256 {
             let depth = if self.palette.len() <= 16 { 4 } else { 8 };
             encoder.set_color(png::ColorType::Indexed);
