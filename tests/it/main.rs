@@ -44,6 +44,7 @@ mod pane_io_live;
 mod pane_layout_live;
 mod pane_states_live;
 mod person_live;
+mod picture_live;
 mod prompts;
 mod quiet_live;
 mod quoting_live;
