@@ -85,6 +85,9 @@ enum Command {
         /// The arguments, one JSON object
         #[arg(default_value = "{}")]
         arguments: String,
+        /// Write the result's image (snapshot_pane with format "png") to this file
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
     },
     /// List every tool with its toolset and whether this environment serves it
     Tools,
@@ -102,7 +105,11 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => report(serve()),
-        Command::Call { tool, arguments } => call(&tool, &arguments),
+        Command::Call {
+            tool,
+            arguments,
+            out,
+        } => call(&tool, &arguments, out.as_deref()),
         Command::Tools => report(tools()),
         Command::Doctor => crate::doctor::run(),
         Command::Demo { json } => report(crate::demo::run(json)),
@@ -162,7 +169,7 @@ fn stdio() -> (Input, Output) {
     (input, output)
 }
 
-fn call(tool: &str, arguments: &str) -> ExitCode {
+fn call(tool: &str, arguments: &str, out: Option<&std::path::Path>) -> ExitCode {
     let arguments: Value = match serde_json::from_str(arguments) {
         Ok(value @ Value::Object(_)) => value,
         Ok(_) | Err(_) => {
@@ -198,6 +205,30 @@ fn call(tool: &str, arguments: &str) -> ExitCode {
                     println!("{}", value.get("result").unwrap_or(value));
                 }
                 _ => texts.iter().for_each(|text| println!("{text}")),
+            }
+            let image = result
+                .content
+                .iter()
+                .find(|block| block["type"] == "image")
+                .and_then(|block| block["data"].as_str());
+            match (image, out) {
+                (Some(data), Some(path)) => {
+                    let written = crate::mcp::unbase64(data)
+                        .ok_or_else(|| anyhow::anyhow!("the image is not base64"))
+                        .and_then(|png| Ok(std::fs::write(path, png)?));
+                    if let Err(e) = written {
+                        eprintln!("tmux-mcp: {}: {e:#}", path.display());
+                        return ExitCode::FAILURE;
+                    }
+                }
+                (Some(_), None) => {
+                    eprintln!("tmux-mcp: the result is an image: --out FILE writes it")
+                }
+                (None, Some(_)) if !result.is_error => {
+                    eprintln!("tmux-mcp: the result has no image to write");
+                    return ExitCode::FAILURE;
+                }
+                (None, _) => {}
             }
             if result.is_error {
                 ExitCode::FAILURE

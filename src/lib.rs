@@ -71,6 +71,7 @@ pub mod doctor;
 pub mod ids;
 pub mod mcp;
 pub mod panes;
+pub mod picture;
 pub mod process;
 pub mod tmux;
 pub mod tools;

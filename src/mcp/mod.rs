@@ -221,6 +221,72 @@ fn text_block(text: String) -> Value {
     json!({ "type": "text", "text": text })
 }
 
+impl CallToolResult {
+    /// A success that is a PNG image and one line of text about it, and
+    /// no `structuredContent` (clients drop or mishandle an image beside it).
+    pub fn image(png: &[u8], caption: String) -> Self {
+        CallToolResult {
+            content: vec![
+                json!({ "type": "image", "data": base64(png), "mimeType": "image/png" }),
+                text_block(caption),
+            ],
+            structured_content: None,
+            is_error: false,
+            meta: None,
+        }
+    }
+}
+
+/// Standard base64 with padding (RFC 4648 section 4), as MCP carries
+/// binary content.
+pub fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ABC[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// [`base64`] read back; `None` for anything else.
+pub fn unbase64(text: &str) -> Option<Vec<u8>> {
+    let text = text.trim_end_matches('=').as_bytes();
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    for chunk in text.chunks(4) {
+        if chunk.len() == 1 {
+            return None;
+        }
+        let mut n = 0;
+        for (i, &c) in chunk.iter().enumerate() {
+            n |= value(c)? << (18 - 6 * i);
+        }
+        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    Some(out)
+}
+
 /// A message for the single stdout writer.
 pub type Outbound = jsonrpc::Message;
 
@@ -461,5 +527,29 @@ impl CallContext {
             client: None,
             ask: Asker::none(),
         }
+    }
+}
+
+#[cfg(test)]
+mod base64_tests {
+    use super::*;
+
+    #[test]
+    fn base64_as_rfc_4648_says_and_back() {
+        for (raw, coded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(raw.as_bytes()), coded);
+            assert_eq!(unbase64(coded).unwrap(), raw.as_bytes());
+        }
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(unbase64(&base64(&all)).unwrap(), all);
+        assert_eq!(unbase64("Zm9v!"), None);
     }
 }

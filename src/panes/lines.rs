@@ -19,6 +19,10 @@
 //! bytes), not terminal cells: wide characters and cursor movement are not
 //! modelled. Redraw-heavy programs need a fresh capture, not this view.
 //!
+//! The same reading serves the picture of a pane ([`super::screen`]): a
+//! [`Sink`] is also told each SGR sequence (`CSI … m`) with its parameters
+//! and where in the current line it came, so there is one escape parser.
+//!
 //! All parser state lives in the struct and every rule looks at one byte and
 //! the state, so the lines never depend on how the stream was chunked.
 //!
@@ -35,6 +39,10 @@ pub const MAX_STRING: usize = 1 << 16;
 /// most three continuation bytes.
 const MAX_SPILL: usize = 3;
 
+/// Parameters a CSI sequence keeps; later ones are dropped. SGR with
+/// 24-bit colours for the foreground, background and underline needs 18.
+pub const MAX_PARAMS: usize = 32;
+
 const ESC: u8 = 0x1b;
 const CAN: u8 = 0x18;
 const SUB: u8 = 0x1a;
@@ -47,11 +55,9 @@ enum State {
     Esc,
     /// After `ESC` and intermediate bytes (`ESC ( B` and the like).
     EscInter,
-    /// Inside `ESC [`. Only the first parameter is kept (for `CSI K`);
+    /// Inside `ESC [`; the parameters go to [`LineView::params`].
     /// `plain` is false once a private marker or intermediate byte shows up.
     Csi {
-        param: u16,
-        first_done: bool,
         plain: bool,
     },
     /// Inside OSC, DCS, SOS, PM or APC; `len` bytes swallowed so far.
@@ -69,10 +75,76 @@ enum Step {
     Again,
 }
 
+/// A CSI sequence's parameters: numbers (an empty one is 0) and, for each,
+/// whether a `:` came before it (a sub-parameter, as in `38:2::r:g:b`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Params {
+    values: [u16; MAX_PARAMS],
+    /// Bit `i`: parameter `i` followed a `:`.
+    sub: u32,
+    len: usize,
+}
+
+impl Params {
+    fn new() -> Params {
+        Params {
+            values: [0; MAX_PARAMS],
+            sub: 0,
+            len: 1,
+        }
+    }
+
+    fn digit(&mut self, d: u8) {
+        let v = &mut self.values[self.len - 1];
+        *v = v.saturating_mul(10).saturating_add(u16::from(d));
+    }
+
+    fn separator(&mut self, colon: bool) {
+        if self.len < MAX_PARAMS {
+            self.values[self.len] = 0;
+            if colon {
+                self.sub |= 1 << self.len;
+            } else {
+                self.sub &= !(1 << self.len);
+            }
+            self.len += 1;
+        }
+    }
+
+    /// Each parameter and whether it is a sub-parameter (after a `:`).
+    pub fn iter(&self) -> impl Iterator<Item = (u16, bool)> + '_ {
+        (0..self.len).map(|i| (self.values[i], self.sub & (1 << i) != 0))
+    }
+
+    pub fn first(&self) -> u16 {
+        self.values[0]
+    }
+}
+
+/// Where a [`LineView`] sends what it reads.
+pub trait Sink {
+    /// A completed line, without its newline.
+    fn line(&mut self, line: &[u8]);
+    /// An SGR sequence (`CSI … m`, no private marker), read when the
+    /// current line held `at` bytes before the cursor.
+    fn sgr(&mut self, _at: usize, _params: &Params) {}
+}
+
+/// A closure that takes lines, as a [`Sink`] that ignores SGR.
+struct Lines<'a, F>(&'a mut F);
+
+impl<F: FnMut(&[u8])> Sink for Lines<'_, F> {
+    fn line(&mut self, line: &[u8]) {
+        (self.0)(line)
+    }
+}
+
 /// Incremental line view of one pane's output. See the module docs.
 #[derive(Clone, Debug)]
 pub struct LineView {
     max_line: usize,
+    /// The parameters of the CSI sequence being read.
+    params: Params,
     line: Vec<u8>,
     /// Byte index into `line` of the cursor; always `<= line.len()` and on a
     /// character start unless the input itself was not UTF-8.
@@ -85,6 +157,7 @@ impl LineView {
     pub fn new(max_line: usize) -> Self {
         LineView {
             max_line: max_line.max(1),
+            params: Params::new(),
             line: Vec::new(),
             col: 0,
             state: State::Ground,
@@ -114,6 +187,11 @@ impl LineView {
     /// Feeds the next bytes of the stream; `out` gets each completed line,
     /// without its newline.
     pub fn feed(&mut self, bytes: &[u8], out: &mut impl FnMut(&[u8])) {
+        self.feed_to(bytes, &mut Lines(out));
+    }
+
+    /// [`LineView::feed`], telling `out` the SGR sequences too.
+    pub fn feed_to(&mut self, bytes: &[u8], out: &mut impl Sink) {
         let mut i = 0;
         while i < bytes.len() {
             if self.state == State::Ground {
@@ -137,7 +215,7 @@ impl LineView {
 
     /// A C0 control or DEL, in the ground state or inside an escape (where
     /// terminals execute them too).
-    fn control(&mut self, b: u8, out: &mut impl FnMut(&[u8])) {
+    fn control(&mut self, b: u8, out: &mut impl Sink) {
         match b {
             b'\n' => self.end_line(out),
             b'\r' => self.col = 0,
@@ -154,7 +232,7 @@ impl LineView {
     }
 
     /// One byte in any state but ground.
-    fn escape(&mut self, b: u8, out: &mut impl FnMut(&[u8])) -> Step {
+    fn escape(&mut self, b: u8, out: &mut impl Sink) -> Step {
         match self.state {
             State::Ground => unreachable!("ground bytes are handled by feed"),
             State::Str { len } => {
@@ -177,11 +255,10 @@ impl LineView {
             }
             State::Esc => {
                 self.state = match b {
-                    b'[' => State::Csi {
-                        param: 0,
-                        first_done: false,
-                        plain: true,
-                    },
+                    b'[' => {
+                        self.params = Params::new();
+                        State::Csi { plain: true }
+                    }
                     b']' | b'P' | b'X' | b'^' | b'_' => State::Str { len: 0 },
                     0x20..=0x2f => State::EscInter,
                     0x30..=0x7e => State::Ground,
@@ -197,31 +274,22 @@ impl LineView {
                 };
                 Step::Next
             }
-            State::Csi {
-                param,
-                first_done,
-                plain,
-            } => {
+            State::Csi { plain } => {
                 self.state = match b {
-                    b'0'..=b'9' if !first_done => State::Csi {
-                        param: param.saturating_mul(10).saturating_add(u16::from(b - b'0')),
-                        first_done,
-                        plain,
-                    },
-                    b'0'..=b'9' => self.state,
-                    b';' | b':' => State::Csi {
-                        param,
-                        first_done: true,
-                        plain,
-                    },
-                    0x3c..=0x3f | 0x20..=0x2f => State::Csi {
-                        param,
-                        first_done,
-                        plain: false,
-                    },
+                    b'0'..=b'9' => {
+                        self.params.digit(b - b'0');
+                        self.state
+                    }
+                    b';' | b':' => {
+                        self.params.separator(b == b':');
+                        self.state
+                    }
+                    0x3c..=0x3f | 0x20..=0x2f => State::Csi { plain: false },
                     0x40..=0x7e => {
-                        if b == b'K' && plain {
-                            self.erase_line(param);
+                        match b {
+                            b'K' if plain => self.erase_line(self.params.first()),
+                            b'm' if plain => out.sgr(self.col, &self.params),
+                            _ => {}
                         }
                         State::Ground
                     }
@@ -233,7 +301,7 @@ impl LineView {
     }
 
     /// Bytes every non-string escape state treats alike.
-    fn in_sequence(&mut self, b: u8, out: &mut impl FnMut(&[u8])) -> Step {
+    fn in_sequence(&mut self, b: u8, out: &mut impl Sink) -> Step {
         match b {
             CAN | SUB => self.state = State::Ground,
             0x7f => {}
@@ -264,14 +332,14 @@ impl LineView {
         }
     }
 
-    fn end_line(&mut self, out: &mut impl FnMut(&[u8])) {
-        out(&self.line);
+    fn end_line(&mut self, out: &mut impl Sink) {
+        out.line(&self.line);
         self.line.clear();
         self.col = 0;
     }
 
     /// A run of text bytes (no C0 controls but `\t`, no DEL).
-    fn text(&mut self, mut run: &[u8], out: &mut impl FnMut(&[u8])) {
+    fn text(&mut self, mut run: &[u8], out: &mut impl Sink) {
         let max = self.max_line;
         while !run.is_empty() {
             let len = self.line.len();
@@ -298,7 +366,7 @@ impl LineView {
     /// Writes one byte at the cursor, inside the line. A character start
     /// replaces the whole character under the cursor; a continuation byte is
     /// inserted, completing the character just written.
-    fn overwrite(&mut self, b: u8, out: &mut impl FnMut(&[u8])) {
+    fn overwrite(&mut self, b: u8, out: &mut impl Sink) {
         let col = self.col;
         if is_continuation(b) {
             if self.line.len() >= self.max_line + MAX_SPILL {
@@ -457,6 +525,53 @@ mod tests {
         // Strings end on ESC followed by something else, which starts anew.
         let (_, partial) = lines_of(b"\x1b]title\x1b[31mt");
         assert_eq!(partial, b"t");
+    }
+
+    /// What a sink is told: lines, and SGR sequences with their offsets.
+    #[derive(Default)]
+    struct Told(Vec<String>);
+
+    impl Sink for Told {
+        fn line(&mut self, line: &[u8]) {
+            self.0
+                .push(format!("line {}", String::from_utf8_lossy(line)));
+        }
+        fn sgr(&mut self, at: usize, params: &Params) {
+            let p: Vec<String> = params
+                .iter()
+                .map(|(v, sub)| format!("{}{v}", if sub { ":" } else { "" }))
+                .collect();
+            self.0.push(format!("sgr@{at} {}", p.join(",")));
+        }
+    }
+
+    #[test]
+    fn sgr_sequences_reach_the_sink_with_their_parameters() {
+        let input = b"a\x1b[1;38;5;196mb\x1b[38:2::1:2:3m\x1b[mc\x1b[?25l\x1b[>4;1m\x1b[Kd\n";
+        let mut told = Told::default();
+        LineView::new(100).feed_to(input, &mut told);
+        assert_eq!(
+            told.0,
+            [
+                "sgr@1 1,38,5,196",
+                "sgr@2 38,:2,:0,:1,:2,:3",
+                "sgr@2 0",
+                "line abcd"
+            ]
+        );
+        // Split anywhere, the same.
+        for cut in 0..input.len() {
+            let mut split = Told::default();
+            let mut view = LineView::new(100);
+            view.feed_to(&input[..cut], &mut split);
+            view.feed_to(&input[cut..], &mut split);
+            assert_eq!(split.0, told.0, "cut at {cut}");
+        }
+        // Parameters past MAX_PARAMS are dropped, not a panic.
+        let many = format!("\x1b[{}mx\n", vec!["1"; 40].join(";"));
+        let mut told = Told::default();
+        LineView::new(100).feed_to(many.as_bytes(), &mut told);
+        assert_eq!(told.0[0].matches(',').count(), MAX_PARAMS - 1);
     }
 
     #[test]

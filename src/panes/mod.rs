@@ -3,7 +3,8 @@
 //! line view that matchers read ([`lines`]), and a waiter's reading of one
 //! pane with its change signal ([`follow`]), the OSC sequences found in
 //! a stream ([`osc`]): a shell's marks ([`marks`]), run_command's markers,
-//! and where the bell rang ([`bell`]). Nothing here knows tmux.
+//! and where the bell rang ([`bell`]); a captured screen as styled cells
+//! ([`screen`]). Nothing here knows tmux.
 
 pub mod anchor;
 pub mod attention;
@@ -15,6 +16,7 @@ pub mod matcher;
 pub mod osc;
 pub mod registry;
 pub mod ring;
+pub mod screen;
 
 pub use bell::BellScanner;
 pub use follow::{Follower, ReadInfo};

@@ -140,6 +140,10 @@ pub struct Features {
     /// Pane options, `set-option -p` (3.0 on): a pane's maker mark is a
     /// pane option; before, panes are left unmarked.
     pub pane_options: bool,
+    /// `capture-pane -M` captures what a pane's mode shows (3.6 on): copy
+    /// mode's view with its selection; before, the lines copy mode is
+    /// scrolled to are captured from the pane's history.
+    pub mode_capture: bool,
 }
 
 impl Features {
@@ -156,6 +160,7 @@ impl Features {
             unzoom_before_teardown: (version >= Version::new(3, 4) && version < Version::new(3, 5))
                 || version >= Version::new(3, 8),
             pane_options: version >= Version::new(3, 0),
+            mode_capture: version >= Version::new(3, 6),
         }
     }
 }
@@ -195,6 +200,7 @@ mod tests {
         assert!(!f("3.3a").raw_show_buffer && f("3.4").raw_show_buffer);
         assert!(!f("3.4").mirrored_layouts && f("3.5").mirrored_layouts);
         assert!(!f("2.9a").pane_options && f("3.0").pane_options);
+        assert!(!f("3.5a").mode_capture && f("3.6").mode_capture);
         assert!(!f("3.6a").line_marks && f("3.7").line_marks && f("next-3.8").line_marks);
         assert!(!Features::of(Version::UNKNOWN).pause_before_respawn);
         assert!(f("3.2").pause_before_respawn && f("3.3a").pause_before_respawn);

@@ -3,6 +3,7 @@
 //! fenced to `TMUX_MCP_SCOPE`, the handler awaited, the call audited, the
 //! outcome encoded).
 
+use std::any::Any;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::schema::{append_args_of, compact, output_schema_of, schema_of};
+use super::shared::models::Snapshot;
 use super::sock::Sock;
 use super::toolsets::Toolset;
 use super::{App, Target, ToolError, ToolResult, audit};
@@ -495,7 +497,11 @@ fn lean_value(value: &Value, left_out: &[&str]) -> Value {
     }
 }
 
-fn to_result<O: Serialize>(out: O, wrapped: bool) -> CallToolResult {
+fn to_result<O: Serialize + 'static>(out: O, wrapped: bool) -> CallToolResult {
+    // A picture is content blocks, not a value.
+    if let Some(Snapshot::Picture { png, caption }) = (&out as &dyn Any).downcast_ref() {
+        return CallToolResult::image(png, caption.clone());
+    }
     let value = match serde_json::to_value(&out) {
         Ok(v) => v,
         Err(e) => return CallToolResult::error(format!("could not encode the result: {e}")),

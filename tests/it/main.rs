@@ -45,6 +45,7 @@ mod pane_layout_live;
 mod pane_states_live;
 mod person_live;
 mod person_soak_live;
+mod picture_live;
 mod prompts;
 mod quiet_live;
 mod quoting_live;

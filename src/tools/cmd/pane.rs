@@ -5,7 +5,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::config::Config;
+use crate::panes::screen::Screen;
+use crate::picture;
 use crate::process::{self, Activity};
+use crate::tmux::version::Features;
 use crate::tmux::{Command, PaneId};
 use crate::tools::error::pane_not_found;
 use crate::tools::shared::args::yes;
@@ -16,7 +19,7 @@ use crate::tools::shared::guard::Doomed;
 use crate::tools::shared::keys::{KeyOptions, type_keys};
 use crate::tools::shared::lookup::{self, PaneArgs, PaneScope, PaneSel, WindowTarget};
 use crate::tools::shared::marks::{self, Made};
-use crate::tools::shared::models::{PaneInfo, PaneSnapshot};
+use crate::tools::shared::models::{PaneInfo, Snapshot};
 use crate::tools::shared::rows;
 use crate::tools::shared::shell::last::last_command;
 use crate::tools::shared::shell::state::is_shell;
@@ -363,12 +366,24 @@ pub struct SnapshotPaneArgs {
     #[serde(default, deserialize_with = "bounded::explicit")]
     #[schemars(with = "Option<i64>", extend("default" = 500))]
     max_lines: MaxLines,
+    /// png: an image of the screen
+    format: Option<Format>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Text,
+    Png,
 }
 
 async fn snapshot_pane(
     Call { app, target, .. }: Call,
     args: SnapshotPaneArgs,
-) -> ToolResult<PaneSnapshot> {
+) -> ToolResult<Snapshot> {
+    if args.format == Some(Format::Png) {
+        return picture(&target, &args.pane).await;
+    }
     let bound = capture_bound(&app, args.max_lines)?;
     let pane = lookup::resolve_pane(&target, &args.pane).await?;
     let info = lookup::display_pane(&target, pane, rows::SNAPSHOT.template());
@@ -382,7 +397,83 @@ async fn snapshot_pane(
     snap.content_truncated = cut > 0;
     snap.content_truncated_lines = cut as i64;
     snap.is_caller = app.is_caller(&target, pane);
-    Ok(snap)
+    Ok(Snapshot::Fields(Box::new(snap)))
+}
+
+/// What the picture needs to know besides the screen.
+const PICTURE_FIELDS: &str = "#{pane_id}\t#{pane_width}\t#{pane_height}\t#{cursor_x}\t#{cursor_y}\t#{cursor_flag}\t#{pane_mode}\t#{scroll_position}\t#{copy_cursor_x}\t#{copy_cursor_y}\t#{alternate_on}";
+
+/// `snapshot_pane(format="png")`: the visible screen from one
+/// `capture-pane -e -p -N` (copy mode's view when the pane is in it), drawn
+/// by [`picture`], with the cursor where tmux has it.
+async fn picture(target: &Target, sel: &PaneSel) -> ToolResult<Snapshot> {
+    let pane = lookup::resolve_pane(target, sel).await?;
+    let mode_capture = Features::of(target.hub.version().await).mode_capture;
+    let info = lookup::display_pane(target, pane, PICTURE_FIELDS.into());
+    let capture = Command::new("capture-pane")
+        .flag("-e")
+        .flag("-p")
+        .flag("-N");
+    let capture = if mode_capture {
+        capture.flag("-M")
+    } else {
+        capture
+    };
+    let (info, mut rows) = tokio::try_join!(info, target.run(capture.target(pane)))?;
+    let info = info
+        .first()
+        .map(|l| String::from_utf8_lossy(l).into_owned());
+    let fields: Vec<&str> = info.as_deref().unwrap_or("").split('\t').collect();
+    if fields.len() != 11 || PaneId::parse(fields[0].as_bytes()) != Some(pane) {
+        return Err(pane_not_found(&pane.to_string()));
+    }
+    let int = |i: usize| fields[i].parse::<usize>().unwrap_or(0);
+    let (width, height) = (int(1), int(2));
+    if width * height > picture::MAX_CELLS {
+        return Err(ToolError::invalid(format!(
+            "{pane} is {width}x{height}; a picture is at most {} cells",
+            picture::MAX_CELLS
+        )));
+    }
+    let copy_mode = fields[6] == "copy-mode";
+    let scrolled = int(7);
+    if copy_mode && !mode_capture && scrolled > 0 {
+        // The lines copy mode shows, from the history (no selection).
+        let top = -(scrolled as i64);
+        let cmd = Command::new("capture-pane")
+            .flag("-e")
+            .flag("-p")
+            .flag("-N");
+        let cmd = cmd
+            .opt("-S", top.to_string())
+            .opt("-E", (top + height as i64 - 1).to_string());
+        rows = target.run(cmd.target(pane)).await?;
+    }
+    let cursor = if copy_mode {
+        Some((int(8), int(9)))
+    } else if fields[5] == "1" {
+        Some((int(3), int(4)))
+    } else {
+        None
+    };
+    let screen = Screen::from_capture(&rows, width, height);
+    let png = picture::draw(&screen, cursor).png().map_err(|e| {
+        ToolError::new(
+            ErrorKind::Tmux,
+            format!("could not encode the picture: {e}"),
+        )
+    })?;
+    let mut caption = format!("{pane} {width}x{height}, ");
+    match cursor {
+        Some((x, y)) => caption += &format!("cursor {x},{y}"),
+        None => caption += "cursor hidden",
+    }
+    if copy_mode {
+        caption += ", copy mode";
+    } else if fields[10] == "1" {
+        caption += ", alternate screen";
+    }
+    Ok(Snapshot::Picture { png, caption })
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

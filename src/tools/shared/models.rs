@@ -128,6 +128,34 @@ impl PaneInfo {
     ];
 }
 
+/// What `snapshot_pane` returns: the pane's fields, or its picture (an
+/// MCP image with a line of text, no `structuredContent`: see
+/// [`crate::tools::tool`]'s `to_result`). Its schema is the fields'.
+#[derive(Debug)]
+pub enum Snapshot {
+    Fields(Box<PaneSnapshot>),
+    Picture { png: Vec<u8>, caption: String },
+}
+
+impl Serialize for Snapshot {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Snapshot::Fields(fields) => fields.serialize(s),
+            Snapshot::Picture { caption, .. } => caption.serialize(s),
+        }
+    }
+}
+
+impl JsonSchema for Snapshot {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        PaneSnapshot::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        PaneSnapshot::json_schema(generator)
+    }
+}
+
 /// One pane in one call: what it shows plus cursor, mode and geometry.
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct PaneSnapshot {
