@@ -113,10 +113,13 @@ def archive(binary: Path, target: str, outdir: Path) -> None:
     path = outdir / f"{NAME}-{target}.tar.gz"
     data = Path(binary).read_bytes()
     with tarfile.open(path, "w:gz") as tar:
-        for name in (NAME, "tmux-mcp"):
-            info = tarfile.TarInfo(name)
-            info.size, info.mode, info.mtime = len(data), 0o755, 0
-            tar.addfile(info, io.BytesIO(data))
+        info = tarfile.TarInfo(NAME)
+        info.size, info.mode, info.mtime = len(data), 0o755, 0
+        tar.addfile(info, io.BytesIO(data))
+        # The second name is a hard link: one copy of the binary to download.
+        link = tarfile.TarInfo("tmux-mcp")
+        link.type, link.linkname, link.mode, link.mtime = tarfile.LNKTYPE, NAME, 0o755, 0
+        tar.addfile(link)
         for extra in ("LICENSE", "README.md"):
             tar.add(ROOT / extra, arcname=extra)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
