@@ -117,6 +117,13 @@ if node "$lonely/node_modules/mcp-server-tmux/bin/mcp-server-tmux.js" --version 
   exit 1
 fi
 grep -q "mcp-server-tmux-linux-x64, which holds the binary for this machine, is not installed" "$out/npm/lonely.txt"
+# On a platform with no package (Windows here, by pretending) it says so.
+if node -e 'Object.defineProperty(process, "platform", { value: "win32" }); require(process.argv[1])' \
+  "$lonely/node_modules/mcp-server-tmux/bin/mcp-server-tmux.js" 2>"$out/npm/win32.txt"; then
+  echo "the launcher ran on win32" >&2
+  exit 1
+fi
+grep -q "no prebuilt binary for win32 x64" "$out/npm/win32.txt"
 
 step "the MCP bundle"
 "$mcpb" validate packaging/mcpb/manifest.json
