@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use serde_json::Value;
 
 use crate::mcp::{self, CallContext, Service};
@@ -101,8 +101,21 @@ enum Command {
     },
 }
 
+/// The names this program is installed under: `tmux-mcp`, and
+/// `mcp-server-tmux`, the name of its packages.
+const NAMES: [&str; 2] = ["tmux-mcp", "mcp-server-tmux"];
+
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // `--version` and `--help` say the name it was started by.
+    let started_as = std::env::args_os()
+        .next()
+        .and_then(|arg0| {
+            let stem = std::path::Path::new(&arg0).file_stem()?.to_owned();
+            NAMES.into_iter().find(|name| stem == **name)
+        })
+        .unwrap_or(NAMES[0]);
+    let matches = Cli::command().name(started_as).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => report(serve()),
         Command::Call {

@@ -187,3 +187,19 @@ fn serve_is_also_the_explicit_command() {
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"
     );
 }
+
+/// Both names are the same program, and `--version` says the name it was
+/// started by and the crate's version (what the packages' checks read).
+#[test]
+fn version_under_both_names() {
+    for (bin, name) in [
+        (BIN, "tmux-mcp"),
+        (env!("CARGO_BIN_EXE_mcp-server-tmux"), "mcp-server-tmux"),
+    ] {
+        let mut command = Command::new(bin);
+        command.arg("--version");
+        let (code, out, _) = run(command);
+        assert_eq!(code, 0);
+        assert_eq!(out, format!("{name} {}\n", env!("CARGO_PKG_VERSION")));
+    }
+}
