@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use crate::panes::LineView;
 use crate::panes::marks::{MARKS, Mark, MarkHistory};
 use crate::panes::osc::{OscScanner, Piece};
+use crate::process::{self, Activity};
 use crate::tools::shared::observe::{MAX_LINE, Watch};
 use crate::tools::{Target, ToolResult};
 
@@ -14,14 +15,24 @@ use crate::tools::{Target, ToolResult};
 const PROMPT_WAIT: Duration = Duration::from_millis(200);
 /// A pause in output this long ends the wait for a prompt.
 const QUIET: Duration = Duration::from_millis(3);
+/// Longest a busy shell (its start-up files, a `PROMPT_COMMAND`) is
+/// waited for to read its terminal before typing.
+const BUSY_SHELL_WAIT: Duration = Duration::from_secs(3);
+/// How often a busy shell is looked at again while it prints nothing.
+const BUSY_SHELL_LOOK: Duration = Duration::from_millis(25);
 /// How far back the recording is read for the shell's marks.
 const MARKS_LOOKBACK: u64 = 64 * 1024;
 
 /// Waits until the shell has drawn its prompt, when it seems not to have
-/// (the cursor at column 0, a command just ended): the echo of the typed
-/// line starts where the prompt ends. Waits for the output to pause, at
-/// most `PROMPT_WAIT`.
+/// (the cursor at column 0): the echo of the typed line starts where the
+/// prompt ends. A shell that is busy itself (a new pane's shell still
+/// reading its start-up files) is waited for until it reads its terminal,
+/// at most `BUSY_SHELL_WAIT`; then the output, for a pause, at most
+/// `PROMPT_WAIT`.
 pub async fn prompt_drawn(watch: &mut Watch, target: &Target) -> ToolResult<()> {
+    if watch.geometry.cursor_x == 0 && busy_shell_waited(watch, target).await {
+        watch.refresh_geometry(target).await?;
+    }
     if watch.geometry.cursor_x > 0 {
         return Ok(());
     }
@@ -31,6 +42,32 @@ pub async fn prompt_drawn(watch: &mut Watch, target: &Target) -> ToolResult<()> 
         watch.mark_seen();
     }
     watch.refresh_geometry(target).await
+}
+
+/// Waits while the pane's terminal is not read by its shell nor by a
+/// program (`Running`), as when a new pane's shell runs its start-up
+/// files: a line typed then is echoed before the prompt is drawn, and the
+/// wrapper's erase lands on the wrong rows. Whether it waited. Local panes
+/// only (the process probe).
+async fn busy_shell_waited(watch: &mut Watch, target: &Target) -> bool {
+    if watch.pid == 0 || target.hub.local_socket().is_none() {
+        return false;
+    }
+    let started = Instant::now();
+    let mut waited = false;
+    loop {
+        let pid = watch.pid;
+        let probe = tokio::task::spawn_blocking(move || process::probe(pid)).await;
+        // The shell itself, or what its start-up files run (zsh gives
+        // those a process group of their own).
+        let busy = probe.is_ok_and(|p| p.activity == Activity::Running);
+        if !busy || started.elapsed() >= BUSY_SHELL_WAIT {
+            return waited;
+        }
+        waited = true;
+        watch.mark_seen();
+        watch.changed(BUSY_SHELL_LOOK).await;
+    }
 }
 
 /// After the command's end, waits for the shell's prompt, so that the
