@@ -376,3 +376,65 @@ async fn a_silent_commands_cursor_reads_on_across_history_drops() {
         assert!(lines.contains(&json!(format!("mark-{i}"))), "{i}: {since}");
     }
 }
+
+/// A command run at once in a new pane whose shell still reads slow
+/// start-up files (a `.bashrc` that sleeps, as `pyenv init` or nvm take
+/// time) runs once the shell reads its terminal: its status and output,
+/// and a screen with the prompt and the command only, no wrapper line.
+#[tokio::test]
+async fn a_new_panes_slow_shell_is_waited_for_before_typing() {
+    let dir = tempfile_dir();
+    for (shell, installed) in [("bash", true), ("zsh", shell_installed("zsh", "slow rc"))] {
+        if !installed {
+            continue;
+        }
+        for delay in ["0.3", "1"] {
+            let tmux = PrivateTmux::start();
+            let svc = tmux.service();
+            let rc = format!("{dir}/{shell}-{delay}");
+            std::fs::create_dir_all(&rc).expect("rc dir");
+            let start = format!("sleep {delay}\nPS1='$ '\n");
+            let program = match shell {
+                "bash" => {
+                    std::fs::write(format!("{rc}/bashrc"), start).expect("bashrc");
+                    format!("bash --noprofile --rcfile {rc}/bashrc")
+                }
+                _ => {
+                    std::fs::write(format!("{rc}/.zshrc"), start).expect("zshrc");
+                    format!("env ZDOTDIR={rc} zsh")
+                }
+            };
+            let made = ok(
+                &svc,
+                "create_window",
+                json!({"session_name": "main", "shell": program}),
+            )
+            .await;
+            let pane = made["active_pane_id"].as_str().expect("a pane").to_owned();
+            let r = ok(
+                &svc,
+                "run_command",
+                json!({"pane_id": pane, "command": "sh -c 'echo hi; exit 3'"}),
+            )
+            .await;
+            assert_eq!(
+                status_and_output(&r),
+                (json!(3), json!(["hi"])),
+                "{shell} {delay}: {r}"
+            );
+            let screen = tmux
+                .until_text(&pane, |t| t.trim_end().ends_with('$'))
+                .await;
+            let lines: Vec<&str> = screen
+                .lines()
+                .map(str::trim_end)
+                .filter(|l| !l.is_empty())
+                .collect();
+            assert_eq!(
+                lines,
+                ["$ sh -c 'echo hi; exit 3'", "hi", "$"],
+                "{shell} {delay}: the screen holds what a person typing it would have seen"
+            );
+        }
+    }
+}
