@@ -9,7 +9,7 @@
 //! found by reading the options at the call's start and once a second
 //! while it waits (a change between calls is reported by the next call,
 //! with the value it finds). What the
-//! process probe says (`input`, `prompt`, `exited`, `idle`) is the call's
+//! process probe says (`input`, `secret`, `prompt`, `exited`, `idle`) is the call's
 //! to find: it probes a pane at the settle points of its quiet spells, as
 //! `wait_for_state` does, and records transitions: a program that starts
 //! reading the terminal (`input`; a password prompt says `secret` in the

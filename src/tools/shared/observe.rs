@@ -258,18 +258,6 @@ impl Watch {
         Ok((trimmed_lines(&lines), position))
     }
 
-    /// Runs `cmd` on the client streaming the pane (`false`: not streamed
-    /// yet). For what is per client, such as a format subscription.
-    pub async fn run_on_stream(&self, cmd: &Command) -> ToolResult<bool> {
-        let Some(stream) = &self.stream else {
-            return Ok(false);
-        };
-        match tokio::time::timeout(self.command_timeout, stream.client.run(cmd)).await {
-            Err(_) => Err(TmuxError::NotResponding(self.command_timeout).into()),
-            Ok(reply) => reply.map(|_| true).map_err(Into::into),
-        }
-    }
-
     /// Sleeps until the pane changes (output, a gap, a structural event) or
     /// `limit` passes. Returns false on timeout.
     pub async fn changed(&mut self, limit: Duration) -> bool {
