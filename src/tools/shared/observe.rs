@@ -362,9 +362,7 @@ impl Watch {
             }
         }
     }
-}
 
-impl Watch {
     /// The process the pane ran when the watch began has ended, while no
     /// structural event said so: a respawn, or an exit that remain-on-exit
     /// keeps. Told once, by one system call (a pane on this machine only).
