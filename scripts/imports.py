@@ -44,25 +44,33 @@ def without_tests(text: str) -> str:
             out.append(text[i:])
             return "".join(out)
         out.append(text[i : m.start()])
-        depth, j = 1, m.end()
-        while j < len(text) and depth:
-            c = text[j]
-            if text.startswith("//", j):
-                j = text.find("\n", j)
-                j = len(text) if j < 0 else j
-                continue
-            if c == '"':
-                j += 1
-                while j < len(text) and text[j] != '"':
-                    j += 2 if text[j] == "\\" else 1
-            elif c == "'" and re.match(r"'(\\.|[^\\'])'", text[j : j + 4]):
-                j = text.index("'", j + 1)
-            elif c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
+        i = closing_brace(text, m.end() - 1) + 1
+
+
+def closing_brace(text: str, open_at: int) -> int:
+    """The index of the `}` that closes the `{` at `open_at` (braces counted
+    outside strings, chars and comments; the text's end if none does)."""
+    depth, j = 0, open_at
+    while j < len(text):
+        if text.startswith("//", j):
+            j = text.find("\n", j)
+            j = len(text) if j < 0 else j
+            continue
+        c = text[j]
+        if c == '"':
             j += 1
-        i = j
+            while j < len(text) and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+        elif c == "'" and re.match(r"'(\\.|[^\\'])'", text[j : j + 4]):
+            j = text.index("'", j + 1)
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return j
+        j += 1
+    return j
 
 
 USE = re.compile(r"^\s*(pub(\([\w:]+\))?\s+)?use\s+([^;]+);", re.M)
@@ -197,26 +205,7 @@ def function_lengths(text: str):
         semi = text.find(";", m.end())
         if open_at < 0 or (0 <= semi < open_at and "\n" in text[m.end() : semi]):
             continue
-        depth, j = 0, open_at
-        while j < len(text):
-            if text.startswith("//", j):
-                j = text.find("\n", j)
-                j = len(text) if j < 0 else j
-                continue
-            c = text[j]
-            if c == '"':
-                j += 1
-                while j < len(text) and text[j] != '"':
-                    j += 2 if text[j] == "\\" else 1
-            elif c == "'" and re.match(r"'(\\.|[^\\'])'", text[j : j + 4]):
-                j = text.index("'", j + 1)
-            elif c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
+        j = closing_brace(text, open_at)
         yield m.group(2), text.count("\n", m.start(), j) + 1
 
 
