@@ -52,6 +52,11 @@ def npm_main(out: Path) -> None:
     shutil.copy(ROOT / "LICENSE", out / "LICENSE")
 
 
+# The binary embeds GNU Unifont (src/picture/font.rs): its licence goes
+# wherever the binary does.
+FONT_LICENSE = ROOT / "assets" / "fonts" / "LICENSE-unifont.txt"
+
+
 def npm_platform(os: str, cpu: str, binary: Path, out: Path) -> None:
     if (os, cpu) not in NPM_PLATFORMS:
         sys.exit(f"no npm package for {os} {cpu}: {NPM_PLATFORMS}")
@@ -61,6 +66,7 @@ def npm_platform(os: str, cpu: str, binary: Path, out: Path) -> None:
     shutil.copy(binary, out / "bin" / NAME)
     (out / "bin" / NAME).chmod(0o755)
     shutil.copy(ROOT / "LICENSE", out / "LICENSE")
+    shutil.copy(FONT_LICENSE, out / FONT_LICENSE.name)
     manifest = {
         "name": name,
         "version": version(),
@@ -69,7 +75,7 @@ def npm_platform(os: str, cpu: str, binary: Path, out: Path) -> None:
         "repository": json.loads((ROOT / "packaging" / "npm" / NAME / "package.json").read_text())["repository"],
         "os": [os],
         "cpu": [cpu],
-        "files": [f"bin/{NAME}", "LICENSE"],
+        "files": [f"bin/{NAME}", "LICENSE", FONT_LICENSE.name],
         "preferUnplugged": True,
     }
     (out / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
@@ -103,6 +109,7 @@ def mcpb(out: Path, binaries: dict) -> None:
         for os in platforms:
             _zip_add(archive, f"server/{os}/{NAME}", Path(binaries[os]).read_bytes(), 0o755)
         _zip_add(archive, "LICENSE", (ROOT / "LICENSE").read_bytes(), 0o644)
+        _zip_add(archive, FONT_LICENSE.name, FONT_LICENSE.read_bytes(), 0o644)
         _zip_add(archive, "README.md", (ROOT / "README.md").read_bytes(), 0o644)
 
 
@@ -122,6 +129,7 @@ def archive(binary: Path, target: str, outdir: Path) -> None:
         tar.addfile(link)
         for extra in ("LICENSE", "README.md"):
             tar.add(ROOT / extra, arcname=extra)
+        tar.add(FONT_LICENSE, arcname=FONT_LICENSE.name)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     (outdir / f"{path.name}.sha256").write_text(f"{digest}  {path.name}\n")
 
