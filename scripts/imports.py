@@ -83,6 +83,7 @@ COMMENT = re.compile(r"//[^\n]*")
 MAX_FN_LINES = 80
 LONG = {
     ("tools/cmd/attention.rs", "scope"): 89,
+    ("tools/cmd/run.rs", "run_command"): 109,
     ("tools/cmd/since.rs", "capture_since"): 116,
     ("tools/shared/observe.rs", "read_back"): 108,
     ("tools/tool.rs", "new"): 89,
@@ -201,12 +202,30 @@ def main() -> int:
 def function_lengths(text: str):
     """(name, lines) of every function with a body in `text`."""
     for m in FN.finditer(text):
-        open_at = text.find("{", m.end())
-        semi = text.find(";", m.end())
-        if open_at < 0 or (0 <= semi < open_at and "\n" in text[m.end() : semi]):
+        open_at = body_brace(text, m.end())
+        if open_at is None:
             continue
         j = closing_brace(text, open_at)
         yield m.group(2), text.count("\n", m.start(), j) + 1
+
+
+def body_brace(text: str, at: int):
+    """Where the body of the function whose name ends at `at` opens: the
+    first `{` outside the parameters' parentheses (a parameter can be a
+    pattern with braces, `Call { app, .. }: Call`); `None` for a
+    declaration without a body (`;` first)."""
+    depth = 0
+    for j in range(at, len(text)):
+        c = text[j]
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif depth == 0 and c == "{":
+            return j
+        elif depth == 0 and c == ";":
+            return None
+    return None
 
 
 def long_functions() -> list:

@@ -433,24 +433,7 @@ pub(super) async fn wait_for_attention(
             "idle_ms must be a positive number of milliseconds (received {idle_ms})"
         )));
     }
-    let reasons: HashSet<Reason> = match &args.reasons {
-        None => [
-            Reason::Input,
-            Reason::Secret,
-            Reason::Prompt,
-            Reason::Exited,
-            Reason::Bell,
-            Reason::Notify,
-            Reason::Status,
-        ]
-        .into(),
-        Some(r) if r.is_empty() => {
-            return Err(ToolError::invalid(
-                "reasons must name at least one of input, secret, prompt, exited, bell, notify, status, idle (or be omitted for all but idle)",
-            ));
-        }
-        Some(r) => r.iter().copied().collect(),
-    };
+    let reasons = reasons_asked(args.reasons.as_deref())?;
     let effective = seconds(args.timeout, "timeout")?.min(app.config.wait_max);
     let idle =
         Duration::from_millis(idle_ms as u64).min(app.config.wait_max + Duration::from_secs(1));
@@ -479,38 +462,7 @@ pub(super) async fn wait_for_attention(
         *calls += 1;
         *calls
     };
-    let mut sentries: HashMap<PaneId, Sentry> = HashMap::new();
-    let mut kept = {
-        let mut all = armed.sentries.lock().expect("armed lock");
-        scope
-            .panes
-            .iter()
-            .filter_map(|(id, _)| all.remove(id).map(|s| (*id, s)))
-            .collect::<HashMap<_, _>>()
-    };
-    let mut departed = scope.departed;
-    for (id, place) in &scope.panes {
-        let sentry = match kept.remove(id) {
-            Some(s) => s,
-            None => match Sentry::arm(&target, *id, *place).await {
-                Ok(s) => s,
-                // Closed between the listing and its arming: its end is
-                // what there is to tell, and the rest are watched.
-                Err(e)
-                    if e.kind == ErrorKind::PaneNotFound
-                        || e.kind.is_pane_end() && e.kind != ErrorKind::TmuxServerGone =>
-                {
-                    let feed = target.hub.panes().attention();
-                    feed.push(*id, Reason::Exited, "", unix_ms());
-                    armed.depart(*id, *place);
-                    departed.insert(*id);
-                    continue;
-                }
-                Err(e) => return Err(e),
-            },
-        };
-        sentries.insert(*id, sentry);
-    }
+    let (mut sentries, departed) = arm_scope(&target, &armed, scope).await?;
     let options = &app.config.attention_options;
     let result = watch_all(
         &target,
@@ -545,6 +497,70 @@ pub(super) async fn wait_for_attention(
         }
     });
     result
+}
+
+/// The reasons a call asked for (all but `idle` when none were named).
+fn reasons_asked(asked: Option<&[Reason]>) -> ToolResult<HashSet<Reason>> {
+    Ok(match asked {
+        None => [
+            Reason::Input,
+            Reason::Secret,
+            Reason::Prompt,
+            Reason::Exited,
+            Reason::Bell,
+            Reason::Notify,
+            Reason::Status,
+        ]
+        .into(),
+        Some([]) => {
+            return Err(ToolError::invalid(
+                "reasons must name at least one of input, secret, prompt, exited, bell, notify, status, idle (or be omitted for all but idle)",
+            ));
+        }
+        Some(r) => r.iter().copied().collect(),
+    })
+}
+
+/// The sentries of `scope`'s panes: kept from an earlier call, or armed
+/// now; and the closed panes the call may still report. A pane closed
+/// between the listing and its arming is told as `exited`, and the rest
+/// are watched.
+async fn arm_scope(
+    target: &Target,
+    armed: &Armed,
+    scope: Scope,
+) -> ToolResult<(HashMap<PaneId, Sentry>, HashSet<PaneId>)> {
+    let mut sentries: HashMap<PaneId, Sentry> = HashMap::new();
+    let mut kept = {
+        let mut all = armed.sentries.lock().expect("armed lock");
+        scope
+            .panes
+            .iter()
+            .filter_map(|(id, _)| all.remove(id).map(|s| (*id, s)))
+            .collect::<HashMap<_, _>>()
+    };
+    let mut departed = scope.departed;
+    for (id, place) in &scope.panes {
+        let sentry = match kept.remove(id) {
+            Some(s) => s,
+            None => match Sentry::arm(target, *id, *place).await {
+                Ok(s) => s,
+                Err(e)
+                    if e.kind == ErrorKind::PaneNotFound
+                        || e.kind.is_pane_end() && e.kind != ErrorKind::TmuxServerGone =>
+                {
+                    let feed = target.hub.panes().attention();
+                    feed.push(*id, Reason::Exited, "", unix_ms());
+                    armed.depart(*id, *place);
+                    departed.insert(*id);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        sentries.insert(*id, sentry);
+    }
+    Ok((sentries, departed))
 }
 
 #[allow(clippy::too_many_arguments)]

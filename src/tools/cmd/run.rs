@@ -19,7 +19,7 @@ use crate::tools::shared::observe::Geometry;
 use crate::tools::shared::observe::{self, Watch};
 use crate::tools::shared::pace::Pace;
 use crate::tools::shared::person;
-use crate::tools::shared::shell::handles::{self, Commands, PaneEnd, Record};
+use crate::tools::shared::shell::handles::{self, Commands, Record};
 use crate::tools::shared::shell::predicted;
 use crate::tools::shared::shell::prompt;
 use crate::tools::shared::shell::span::{self, Delimiters, Span};
@@ -311,8 +311,7 @@ async fn run_command(
         watch.geometry.height,
         app.config.limits.tool_result,
     )?;
-    let (delimiters, mut cursor, mut record) =
-        type_command(&mut watch, &target, &run, seen).await?;
+    let (delimiters, mut cursor, record) = type_command(&mut watch, &target, &run, seen).await?;
     let typed = Typed {
         from: cursor,
         at: watch.geometry,
@@ -383,25 +382,7 @@ async fn run_command(
         }
         .encode()
     });
-    if running {
-        record.output_from = span.output_from;
-        record.returned = cursor;
-        let id = record.id.clone();
-        handles::record_start(&target, &record).await;
-        Commands::of(&target.hub).add(record);
-        let target = target.share();
-        tokio::spawn(handles::follow(target, watch, id));
-    } else {
-        // Finished within the call: listed too, so an agent that lost its
-        // context finds its last commands and their statuses.
-        record.ended = true;
-        record.ended_at = Some(handles::now());
-        match span.ended {
-            Some((at, status)) => (record.end_at, record.status) = (Some(at), status),
-            None => record.pane_end = Some(PaneEnd::Exited),
-        }
-        Commands::of(&target.hub).add(record);
-    }
+    keep_record(&target, watch, record, &span, cursor, running).await;
     Ok(RunCommandResult {
         pane_id,
         exit_status: span.ended.and_then(|(_, status)| status),
@@ -417,6 +398,30 @@ async fn run_command(
         shell_marks: span.by_marks(),
         command_id,
     })
+}
+
+/// Keeps `record` for `list_commands` and `wait_for_command`: a command
+/// still running is followed to its end by a task holding `watch`; one
+/// that finished within the call is listed too, so an agent that lost its
+/// context finds its last commands and their statuses.
+async fn keep_record(
+    target: &Target,
+    watch: Watch,
+    mut record: Record,
+    span: &Span,
+    cursor: u64,
+    running: bool,
+) {
+    if !running {
+        Commands::of(&target.hub).add(record.finished(span.ended));
+        return;
+    }
+    record.output_from = span.output_from;
+    record.returned = cursor;
+    let id = record.id.clone();
+    handles::record_start(target, &record).await;
+    Commands::of(&target.hub).add(record);
+    tokio::spawn(handles::follow(target.share(), watch, id));
 }
 
 #[cfg(test)]

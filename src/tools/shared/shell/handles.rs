@@ -128,6 +128,18 @@ impl PaneEnd {
 }
 
 impl Record {
+    /// This record as a command that finished within its call: ended at
+    /// its end delimiter with its status, or with its pane's process when
+    /// no end was seen.
+    pub fn finished(mut self, ended: Option<(u64, Option<i64>)>) -> Record {
+        (self.ended, self.ended_at) = (true, Some(now()));
+        match ended {
+            Some((at, status)) => (self.end_at, self.status) = (Some(at), status),
+            None => self.pane_end = Some(PaneEnd::Exited),
+        }
+        self
+    }
+
     pub fn new(
         id: String,
         watch: &Watch,
