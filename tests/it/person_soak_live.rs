@@ -44,7 +44,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -79,6 +80,33 @@ const SHOWN: usize = 15;
 const STEPS: usize = 40;
 const SEEDS: u64 = 30;
 const SECONDS: u64 = 120;
+/// What one seed may take, its control runs included, before the soak
+/// counts as hung (seeds take 3 to 40 s).
+const SEED_BOUND: Duration = Duration::from_secs(300);
+
+/// Where the soak is (the seed and its last step), for the watchdog.
+static PROGRESS: Mutex<String> = Mutex::new(String::new());
+
+fn progress(now: String) {
+    *PROGRESS.lock().unwrap_or_else(|e| e.into_inner()) = now;
+}
+
+/// Ends the test process, saying where the soak was, if it is still
+/// running at `deadline`: a hang must fail with its seed, not use up CI's
+/// time (every wait in it is bounded; this is for one that is not).
+fn watchdog(deadline: Duration) -> Arc<AtomicBool> {
+    let done = Arc::new(AtomicBool::new(false));
+    let finished = done.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(deadline);
+        if !finished.load(Ordering::SeqCst) {
+            let at = PROGRESS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            eprintln!("person soak: still running after {deadline:?}, hung at {at}");
+            std::process::exit(1);
+        }
+    });
+    done
+}
 
 /// Runs `SOAK_SEEDS` seeds of `SOAK_STEPS` steps (only `SOAK_SEED` when it
 /// is set), starting no new seed after `SOAK_SECONDS`; one line per seed,
@@ -102,6 +130,7 @@ async fn random_seeds() {
         seeds[0],
         seeds.len()
     );
+    let done = watchdog(budget + SEED_BOUND);
     let started = Instant::now();
     let mut total = Total::default();
     for seed in seeds {
@@ -112,6 +141,7 @@ async fn random_seeds() {
         println!("{}", report.line);
         total.add(report);
     }
+    done.store(true, Ordering::SeqCst);
     total.print(started.elapsed(), steps);
     assert!(
         total.failed.is_empty(),
@@ -201,6 +231,7 @@ async fn seed_106_our_zoom_then_kill_session_is_tmux_own() {
 /// One seed: its sessions, its steps, the drain of the calls still in
 /// flight, and the control run if tmux died.
 async fn run_seed(seed: u64, steps: usize) -> Report {
+    progress(format!("seed {seed}: its sessions"));
     let wall = Instant::now();
     let mut rng = Rng(seed);
     let tmux = PrivateTmux::start();
@@ -653,6 +684,7 @@ async fn classify(
 /// their times and nothing else (no MCP server); when tmux died, if it
 /// did by `until` (when the main run saw it dead) and a second more.
 async fn control(seed: u64, acts: &[(Duration, Act)], until: Duration) -> Option<String> {
+    progress(format!("seed {seed}: a control run"));
     let mut rng = Rng(seed);
     let tmux = PrivateTmux::start();
     let client = setup(&tmux, &mut rng).await;
@@ -790,6 +822,7 @@ impl Run {
     }
 
     fn note(&mut self, step: usize, what: String, came: Option<String>) -> usize {
+        progress(format!("seed {} step {step}: {what}", self.seed));
         self.log.push(Logged {
             step,
             at: self.started.elapsed(),

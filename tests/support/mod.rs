@@ -6,7 +6,7 @@ pub mod soak;
 pub mod sshd;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -19,6 +19,10 @@ use tokio_util::sync::CancellationToken;
 
 /// How long a live test waits for an event before it fails.
 pub const BOUND: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// How long a tmux command of a test may take before its server counts as
+/// hung.
+pub const CMD_BOUND: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// A tmux server on its own socket (`-L tmuxmcp-test-<pid>-<n>`, no config
 /// file), killed when dropped, even when the test panics.
@@ -95,8 +99,36 @@ impl PrivateTmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Runs `tmux -L <name> -f /dev/null <args>`; a server that does not
+    /// answer within [`CMD_BOUND`] (hung, not dead) is a failed command
+    /// that says so, not a test that never ends.
     pub fn try_cmd(&self, args: &[&str]) -> std::process::Output {
-        self.command().args(args).output().expect("tmux runs")
+        let child = self
+            .command()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tmux runs");
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        let out = match rx.recv_timeout(CMD_BOUND) {
+            Ok(out) => return out.expect("tmux runs"),
+            Err(_) => {
+                // SAFETY: kill(2) on the client we spawned, not yet reaped
+                // (its waiting thread reaps it once it has died).
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                rx.recv().expect("the waiting thread").expect("tmux runs")
+            }
+        };
+        std::process::Output {
+            stderr: format!("tmux {args:?} did not answer within {CMD_BOUND:?}").into_bytes(),
+            ..out
+        }
     }
 
     /// `tmux -L <name> -f /dev/null`, outside any tmux session.
