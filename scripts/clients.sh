@@ -62,10 +62,13 @@ step "ts-sdk: list, call, strict outputSchema, cancel, unknown tool" \
   "$node" ts_sdk_client.mjs \
     --call list_sessions '{}' \
     --call snapshot_pane "{\"pane_id\": \"$pane\"}" \
+    --call snapshot_pane "{\"pane_id\": \"$pane\", \"format\": \"png\"}" \
     --call get_session_info '{"session_name": "no-such-session"}' \
     --cancel wait_for_text "{\"pane_id\": \"$pane\", \"patterns\": [\"never-printed\"], \"timeout\": 20}" \
     -- "${server[@]}"
 expect "ts-sdk: every step ok" "ts-sdk: OK"
+# The picture reaches the SDK as an image (issue 32), not as an error.
+expect "ts-sdk: snapshot_pane's png is an image" '"type":"image","data":"iVBORw0KGgo'
 
 inspector=(npx --no-install mcp-inspector --cli -q --format json -e "LIBTMUX_SOCKET=$socket" "$binary")
 step "inspector: tools/list" "${inspector[@]}" --method tools/list
@@ -73,6 +76,10 @@ expect "inspector: list_panes listed" '"list_panes"'
 step "inspector: tools/call list_sessions" \
   "${inspector[@]}" --method tools/call --tool-name list_sessions
 expect "inspector: the session is there" 'main'
+step "inspector: tools/call snapshot_pane format=png" \
+  "${inspector[@]}" --method tools/call --tool-name snapshot_pane \
+    --tool-arg "pane_id=$pane" --tool-arg format=png
+expect "inspector: the picture is an image" '"type": "image"'
 step "inspector: resources/list" "${inspector[@]}" --method resources/list
 expect "inspector: tmux://sessions listed" 'tmux://sessions'
 step "inspector: --protocol-era modern tools/list" \

@@ -314,6 +314,14 @@ impl ToolDef {
         self
     }
 
+    /// Lists the tool without an `outputSchema`: clients refuse a result
+    /// without `structuredContent` from a tool that declares one (both
+    /// SDKs do), and an image result has none (issue 32).
+    pub fn without_output_schema(mut self) -> ToolDef {
+        self.output_schema = Value::Null;
+        self
+    }
+
     /// Lists the tool with `meta` as its `_meta` when `on` (else as it was).
     pub fn with_meta_if(mut self, on: bool, meta: impl FnOnce() -> Value) -> ToolDef {
         if on {
@@ -355,6 +363,9 @@ impl ToolDef {
             "outputSchema": self.output_schema,
             "annotations": self.hints.annotations(),
         });
+        if self.output_schema.is_null() {
+            listing.as_object_mut().map(|o| o.remove("outputSchema"));
+        }
         if let Some(meta) = &self.meta {
             listing["_meta"] = meta.clone();
         }

@@ -15,7 +15,10 @@ use tokio::time::timeout;
 
 use crate::support::mcp::McpClient;
 
-const TIMEOUT: Duration = Duration::from_secs(15);
+// run_command on the "wait" scenario takes 10 s (its predicted anchor is never
+// confirmed by the fake: issue 28 removes the prediction); under a loaded
+// machine 15 s was not enough.
+const TIMEOUT: Duration = Duration::from_secs(30);
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
 /// A scratch directory with the fake's log and event socket; removed on drop.
@@ -240,8 +243,10 @@ async fn initialize_and_list_tools() {
                 "{name} has no {key}"
             );
         }
-        for key in ["inputSchema", "outputSchema"] {
-            assert_eq!(tool[key]["type"], "object", "{name}.{key}");
+        assert_eq!(tool["inputSchema"]["type"], "object", "{name}");
+        // snapshot_pane (an image result) declares no outputSchema.
+        if name != "snapshot_pane" {
+            assert_eq!(tool["outputSchema"]["type"], "object", "{name}");
         }
         // Hints left out take the MCP defaults; those given are booleans.
         let annotations = tool["annotations"].as_object().expect("annotations");

@@ -278,6 +278,7 @@ async fn run_seed(seed: u64, steps: usize) -> Report {
         names: 0,
         tally: Tally::default(),
         died: None,
+        hung: None,
         failure: None,
         findings: Vec::new(),
     };
@@ -292,10 +293,15 @@ async fn run_seed(seed: u64, steps: usize) -> Report {
         run.ping(0).await;
     }
     let wire = run.wire.take().expect("the wire");
-    if !wire.close(Duration::from_secs(10)).await {
-        run.fail("the MCP server did not close its output within 10 s of its input".into());
+    // A hung tmux answers nothing: our server's calls end at its command
+    // deadline (10 s), and then it ends.
+    let close = Duration::from_secs(if run.hung.is_some() { 25 } else { 10 });
+    if !wire.close(close).await {
+        run.fail(format!(
+            "the MCP server did not close its output within {close:?} of its input"
+        ));
     }
-    match tokio::time::timeout(Duration::from_secs(10), server).await {
+    match tokio::time::timeout(close, server).await {
         Ok(Ok(Ok(()))) => {}
         other => run.fail(format!("the MCP server did not end cleanly: {other:?}")),
     }
@@ -306,6 +312,7 @@ async fn run_seed(seed: u64, steps: usize) -> Report {
         zooms,
         tally,
         died,
+        hung,
         mut failure,
         findings,
         ..
@@ -321,7 +328,11 @@ async fn run_seed(seed: u64, steps: usize) -> Report {
             .rev()
             .find(|l| l.what.starts_with("person"))
             .map_or("none".to_owned(), |l| l.what.clone());
-        let mut what = format!("tmux died by step {step} (last person action: {last}): {said}");
+        let how = match hung {
+            Some(at) => format!("stopped answering by step {at}"),
+            None => format!("died by step {step}"),
+        };
+        let mut what = format!("tmux {how} (last person action: {last}): {said}");
         let attaching = log
             .iter()
             .filter_map(|l| l.came.as_deref())
@@ -713,6 +724,12 @@ async fn control(seed: u64, acts: &[(Duration, Act)], until: Duration) -> Option
     None
 }
 
+/// Whether a tmux command's result says its server did not answer (hung,
+/// not dead: [`crate::support::CMD_BOUND`]).
+fn unanswered(said: &str) -> bool {
+    said.contains("did not answer within")
+}
+
 /// A step as the failing seed prints it.
 struct Logged {
     step: usize,
@@ -806,6 +823,9 @@ struct Run {
     tally: Tally,
     /// The step after which tmux was found dead, and when.
     died: Option<(usize, Duration)>,
+    /// The step by which tmux stopped answering (alive, not dead): calls
+    /// in flight then are not ours to answer in time.
+    hung: Option<usize>,
     failure: Option<String>,
     findings: Vec<String>,
 }
@@ -867,7 +887,10 @@ impl Run {
                 }
                 true
             }
-            _ => {
+            other => {
+                if other.is_err_and(|e| unanswered(&e)) {
+                    self.hung.get_or_insert(n);
+                }
                 self.died = Some((n, self.started.elapsed()));
                 false
             }
@@ -894,6 +917,9 @@ impl Run {
         let act = self.choose_act();
         let at = self.started.elapsed();
         let came = self.person.act(&act).await;
+        if unanswered(&came) {
+            self.hung.get_or_insert(n);
+        }
         // What found no tmux server to run it is not what killed it: the
         // control run leaves it out. (A command that tmux died running,
         // "server exited unexpectedly", may be.)
@@ -1382,6 +1408,10 @@ impl Run {
             flight.step,
             flight.timeout.as_secs_f64()
         );
+        if let Some(step) = self.hung {
+            self.log[flight.entry].came = Some(format!("no answer: tmux hung by step {step}"));
+            return;
+        }
         self.log[flight.entry].came = Some("NO ANSWER (hangs)".into());
         self.fail(what);
     }

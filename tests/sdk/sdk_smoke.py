@@ -17,6 +17,7 @@ one completion. Panes run `bash --noprofile --norc`. Prints one line per
 step, then `N passed, N failed`; exits 1 on any failure.
 """
 
+import base64
 import json
 import os
 import subprocess
@@ -99,6 +100,24 @@ class Steps:
         return value if problem is None else None
 
 
+async def picture(s, pane):
+    """snapshot_pane(format="png"): one PNG image the SDK accepts (no
+    outputSchema to check it against) and a one-line caption."""
+    label = "call snapshot_pane format=png"
+    s.called.add("snapshot_pane")
+    try:
+        with anyio.fail_after(STEP_TIMEOUT):
+            result = await s.client.call_tool("snapshot_pane", {"pane_id": pane, "format": "png"})
+    except Exception as e:  # noqa: BLE001 - includes the SDK's outputSchema check
+        return report(label, False, f"{type(e).__name__}: {e}")
+    images = [c for c in result.content if c.type == "image"]
+    png = base64.b64decode(images[0].data)[:8] if images else b""
+    ok = (not result.is_error and len(images) == 1 and images[0].mimeType == "image/png"
+          and png == b"\x89PNG\r\n\x1a\n" and result.structured_content is None)
+    return report(label, ok, "" if ok else f"content {[c.type for c in result.content]}, "
+                  f"structured {result.structured_content!r}, isError {result.is_error}")
+
+
 def expect(cond, why):
     return None if cond else why
 
@@ -167,7 +186,9 @@ async def run(binary):
                f"{client.server_info.name if client.server_info else '?'}")
 
         tools = (await client.list_tools()).tools
-        missing = [t.name for t in tools if t.output_schema is None]
+        # snapshot_pane's picture is an image, which the SDK refuses from a
+        # tool with an outputSchema: it declares none.
+        missing = [t.name for t in tools if t.output_schema is None and t.name != "snapshot_pane"]
         names = sorted(t.name for t in tools)
         report("list tools", names == sorted(expected) and not missing,
                f"{len(tools)} tools" + (f", without outputSchema: {missing}" if missing else "")
@@ -222,6 +243,7 @@ async def scenario(s, client):
                  lambda v: expect("sdk-42" in v.splitlines(), f"no 'sdk-42' line in {v!r}"))
     await s.call("snapshot_pane", {"pane_id": pane},
                  lambda v: expect(isinstance(v, dict), f"got {v!r}"))
+    await picture(s, pane)
     await s.call("search_panes", {"pattern": "sdk-42", "session_name": sname},
                  lambda v: expect("sdk-42" in json.dumps(v), f"no match in {v}"))
     await s.call("list_panes", {"session_name": sname},

@@ -101,33 +101,58 @@ impl PrivateTmux {
 
     /// Runs `tmux -L <name> -f /dev/null <args>`; a server that does not
     /// answer within [`CMD_BOUND`] (hung, not dead) is a failed command
-    /// that says so, not a test that never ends.
+    /// that says so, not a test that never ends. Output goes to files, not
+    /// pipes: tmux hands a client's descriptors to its server, so a pipe
+    /// stays open while a stopped server holds it, after the client is
+    /// killed.
     pub fn try_cmd(&self, args: &[&str]) -> std::process::Output {
-        let child = self
+        static N: AtomicU32 = AtomicU32::new(0);
+        let base = std::env::temp_dir().join(format!(
+            "tmuxmcp-cmd-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let paths = [base.with_extension("out"), base.with_extension("err")];
+        let [out, err] = paths
+            .each_ref()
+            .map(|p| std::fs::File::create(p).expect("a temp file"));
+        let mut child = self
             .command()
             .args(args)
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stdout(out)
+            .stderr(err)
             .spawn()
             .expect("tmux runs");
         let pid = child.id();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let _ = tx.send(child.wait_with_output());
+            let _ = tx.send(child.wait());
         });
-        let out = match rx.recv_timeout(CMD_BOUND) {
-            Ok(out) => return out.expect("tmux runs"),
+        let (status, answered) = match rx.recv_timeout(CMD_BOUND) {
+            Ok(status) => (status.expect("tmux runs"), true),
             Err(_) => {
                 // SAFETY: kill(2) on the client we spawned, not yet reaped
                 // (its waiting thread reaps it once it has died).
                 unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-                rx.recv().expect("the waiting thread").expect("tmux runs")
+                (
+                    rx.recv().expect("the waiting thread").expect("tmux runs"),
+                    false,
+                )
             }
         };
+        let [stdout, mut stderr] = paths.map(|p| {
+            let bytes = std::fs::read(&p).unwrap_or_default();
+            let _ = std::fs::remove_file(&p);
+            bytes
+        });
+        if !answered {
+            stderr = format!("tmux {args:?} did not answer within {CMD_BOUND:?}").into_bytes();
+        }
         std::process::Output {
-            stderr: format!("tmux {args:?} did not answer within {CMD_BOUND:?}").into_bytes(),
-            ..out
+            status,
+            stdout,
+            stderr,
         }
     }
 

@@ -88,7 +88,8 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
         "A pane's screen text (last max_lines), cursor, mode, size and position in one call. Default cap: 500 lines, 24 KB.",
         READ,
         snapshot_pane,
-    ));
+    )
+    .without_output_schema());
     tools.push(ToolDef::new(
         "display_message",
         Toolset::Inspect,
