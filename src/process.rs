@@ -993,9 +993,12 @@ mod portable {
         }
     }
 
-    /// Only whether the process exists, when `ps` cannot tell more.
+    /// Only whether the process exists, when `ps` cannot tell more. A
+    /// zombie (its terminal no longer shown) has ended: only its parent
+    /// has yet to reap it.
     fn exists_only(pane_pid: u32) -> Probe {
-        if has_ended(pane_pid) || pane_pid == 0 {
+        let zombie = || matches!(ps::state_of(pane_pid), Some(b'Z' | b'X'));
+        if pane_pid == 0 || has_ended(pane_pid) || zombie() {
             return Probe::exited();
         }
         Probe {
@@ -1272,6 +1275,24 @@ mod tests {
         assert_eq!(classify_wchan(b"nanslp"), Wait::Other);
         assert_eq!(classify_wchan(b"wait"), Wait::Other);
         assert_eq!(classify_wchan(b"-"), Wait::Hidden);
+    }
+
+    /// A pane's shell that ended before tmux reaped it is a zombie: it
+    /// exists for `kill(pid, 0)`, and `ps` shows it on no terminal.
+    #[test]
+    fn the_portable_probe_sees_a_zombie_as_exited() {
+        let mut child = std::process::Command::new("true")
+            .spawn()
+            .expect("true runs");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        while ps::state_of(child.id()) != Some(b'Z') {
+            assert!(std::time::Instant::now() < deadline, "never a zombie");
+            std::thread::yield_now();
+        }
+        assert!(!has_ended(child.id()));
+        let p = Prober::of_kind(child.id(), ProbeKind::Portable).probe();
+        child.wait().expect("reaped");
+        assert_eq!(p.activity, Activity::Exited);
     }
 
     #[test]

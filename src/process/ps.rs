@@ -103,6 +103,13 @@ pub fn terminal_of(pid: u32) -> Option<String> {
     (!none).then(|| name.to_owned())
 }
 
+/// The one-letter state of `pid` (`Z` for a zombie, whose terminal `ps`
+/// no longer shows); `None` if `ps` lists no such process.
+pub fn state_of(pid: u32) -> Option<u8> {
+    let out = run(&["-o", "stat=", "-p", &pid.to_string()])?;
+    out.trim_ascii().first().copied()
+}
+
 /// The process group of `pid` and its terminal's foreground group.
 pub fn groups_of(pid: u32) -> Option<(i32, i32)> {
     let out = run(&["-o", "pgid=,tpgid=", "-p", &pid.to_string()])?;
@@ -234,6 +241,8 @@ mod tests {
         // SAFETY: getpgrp only reads our own process group.
         assert_eq!(pgid, unsafe { libc::getpgrp() });
         assert_eq!(groups_of(0x7fff_fff0), None);
+        assert!(matches!(state_of(std::process::id()), Some(b'R' | b'S')));
+        assert_eq!(state_of(0x7fff_fff0), None);
         assert_eq!(terminal_of(0x7fff_fff0), None);
     }
 }
