@@ -223,8 +223,8 @@ impl ProbeKind {
     /// Reads a `TMUX_MCP_PROBE` value; unset or empty is `auto`.
     pub fn parse(value: Option<&str>) -> Result<ProbeKind, String> {
         match value.map(str::trim).unwrap_or("") {
-            "" | "auto" if cfg!(target_os = "linux") => Ok(ProbeKind::Linux),
-            "" | "auto" | "portable" => Ok(ProbeKind::Portable),
+            "" | "auto" => Ok(ProbeKind::auto()),
+            "portable" => Ok(ProbeKind::Portable),
             "linux" if cfg!(target_os = "linux") => Ok(ProbeKind::Linux),
             "linux" => Err("TMUX_MCP_PROBE=linux needs Linux's /proc; use auto or portable".into()),
             other => Err(format!(
@@ -240,8 +240,17 @@ impl ProbeKind {
         static CHOSEN: std::sync::OnceLock<ProbeKind> = std::sync::OnceLock::new();
         *CHOSEN.get_or_init(|| {
             let value = std::env::var("TMUX_MCP_PROBE").ok();
-            ProbeKind::parse(value.as_deref()).unwrap_or_else(|_| ProbeKind::parse(None).unwrap())
+            ProbeKind::parse(value.as_deref()).unwrap_or(ProbeKind::auto())
         })
+    }
+
+    /// `auto`: the Linux probe on Linux, the portable one elsewhere.
+    fn auto() -> ProbeKind {
+        if cfg!(target_os = "linux") {
+            ProbeKind::Linux
+        } else {
+            ProbeKind::Portable
+        }
     }
 
     pub fn name(self) -> &'static str {
