@@ -319,10 +319,12 @@ pub struct Prober {
     /// The pane's terminal (portable probe): tmux's `pane_tty`, or what
     /// `ps` named at the first look.
     tty: Option<String>,
+    #[cfg(target_os = "linux")]
     members: MemberCache,
 }
 
 /// The pids a scan found in a foreground group, and when.
+#[cfg(target_os = "linux")]
 #[derive(Default)]
 struct MemberCache {
     pgrp: i32,
@@ -330,6 +332,7 @@ struct MemberCache {
     at: Option<std::time::Instant>,
 }
 
+#[cfg(target_os = "linux")]
 impl MemberCache {
     fn fresh(&self, pgrp: i32) -> Option<&[u32]> {
         let recent = self.at.is_some_and(|at| at.elapsed() < SCAN_EVERY);
@@ -348,6 +351,7 @@ impl Prober {
             pane_pid,
             kind,
             tty: None,
+            #[cfg(target_os = "linux")]
             members: MemberCache::default(),
         }
     }
