@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
+use crate::process::ProbeKind;
 pub use crate::tmux::hosts::{Host, Hosts};
 use crate::tmux::socket::SocketSpec;
 
@@ -133,6 +134,9 @@ impl Config {
             Some(_) => bail!("LIBTMUX_SUPPRESS_HISTORY must be unset, '0', or '1'"),
         };
         let wait_max = wait_ceiling(var("LIBTMUX_MCP_WAIT_MAX_SECONDS"), &mut warnings);
+        // Refused here, at start; the probe reads it from the process
+        // environment itself (one per machine, see ProbeKind::chosen).
+        ProbeKind::parse(var("TMUX_MCP_PROBE").as_deref()).map_err(anyhow::Error::msg)?;
         let non_empty = |name: &str| var(name).filter(|v| !v.is_empty());
         let hosts = Hosts::parse(
             var("TMUX_MCP_HOSTS").as_deref(),
@@ -384,6 +388,10 @@ mod tests {
         let (c, _) = config(&[("TMUX_MCP_CONFIRM", "teardown")]).unwrap();
         assert!(c.confirm_teardown);
         assert!(config(&[("TMUX_MCP_CONFIRM", "yes")]).is_err());
+        assert!(config(&[("TMUX_MCP_PROBE", "portable")]).is_ok());
+        assert!(config(&[("TMUX_MCP_PROBE", "auto")]).is_ok());
+        let err = config(&[("TMUX_MCP_PROBE", "proc")]).unwrap_err();
+        assert!(format!("{err:#}").contains("TMUX_MCP_PROBE"), "{err:#}");
     }
 
     #[test]

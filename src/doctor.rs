@@ -11,6 +11,7 @@ use std::process::{Command, ExitCode};
 use std::sync::Arc;
 
 use crate::config::{Config, Scope};
+use crate::process::{self, ProbeKind};
 use crate::tmux::version::{Features, Version};
 use crate::tools::service::settings;
 use crate::tools::toolsets::Toolset;
@@ -62,6 +63,7 @@ pub fn run() -> ExitCode {
     check_toolsets(&mut report, &app);
     check_caller(&mut report);
     check_scope(&mut report, &config);
+    check_probe(&mut report);
     report.note(
         "clients",
         "Claude Code: `claude mcp add --scope user tmux -- tmux-mcp` serves every project \
@@ -257,6 +259,40 @@ fn check_scope(report: &mut Report, config: &Config) {
         report.note(
             "scope",
             "TMUX_PANE is not set: scope session reaches only what this server creates",
+        );
+    }
+}
+
+/// Which process probe tells pane states (`TMUX_MCP_PROBE`), and whether
+/// what it reads is there.
+fn check_probe(report: &mut Report) {
+    let kind = ProbeKind::chosen();
+    let from = match std::env::var("TMUX_MCP_PROBE") {
+        Ok(v) if !v.trim().is_empty() => format!("TMUX_MCP_PROBE={}", v.trim()),
+        _ => "auto".into(),
+    };
+    let sees = kind.best().join(", ");
+    let works = match kind {
+        ProbeKind::Linux => std::fs::metadata("/proc/self/stat").is_ok(),
+        ProbeKind::Portable => process::ps::groups_of(std::process::id()).is_some(),
+    };
+    let how = match kind {
+        ProbeKind::Linux => "/proc, tcgetattr, pidfd exit events",
+        ProbeKind::Portable => "ps, tcgetattr, kill(pid, 0); no exit events",
+    };
+    if works {
+        report.ok(
+            "probe",
+            format!("{} ({from}; {how}): sees {sees}", kind.name()),
+        );
+    } else {
+        report.note(
+            "probe",
+            format!(
+                "{} ({from}) cannot read processes here; pane states come from tmux \
+                 (prompt, running, exited), and a password prompt is told by its terminal only",
+                kind.name()
+            ),
         );
     }
 }

@@ -26,7 +26,8 @@
 //!   and the OSC sequences found in a stream ([`panes::osc`]): a shell's
 //!   OSC 133 marks ([`panes::marks`]) and run_command's markers.
 //! - [`ids`]: the pane, window and session ids both sides name.
-//! - [`process`]: what a pane's process is doing, from the OS (`/proc`):
+//! - [`process`]: what a pane's process is doing, from the OS (`/proc`, or
+//!   `ps` on any unix):
 //!   at its prompt, waiting for input, running, exited. Knows nothing of tmux.
 //! - [`tools`]: the tool table that drives both `tools/list` and
 //!   `tools/call`, on three floors, imports pointing down: the call path

@@ -185,7 +185,8 @@ impl Sentry {
         target.hub.panes().arm(id);
         let dead = watch.dead_at_start;
         let local = target.hub.local_socket().is_some();
-        let prober = (!dead && local && watch.pid != 0).then(|| Prober::new(watch.pid));
+        let prober =
+            (!dead && local && watch.pid != 0).then(|| Prober::new(watch.pid).with_tty(&watch.tty));
         Ok(Sentry {
             seen: watch.end(),
             watch,

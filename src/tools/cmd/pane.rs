@@ -155,18 +155,23 @@ async fn list_panes(
 
 /// Each pane's state from the process probe `wait_for_state` uses, all
 /// panes in one trip off the async threads. Where the probe sees only
-/// whether the process lives (a remote server, no `/proc`), tmux's view
+/// whether the process lives (a remote server, no `ps`), tmux's view
 /// stands in: the foreground command a shell is `prompt`, else `running`.
 async fn add_states(target: &Target, panes: &mut [PaneInfo]) {
     let local = target.hub.local_socket().is_some();
-    let pids: Vec<Option<u32>> = panes
+    let probers: Vec<Option<process::Prober>> = panes
         .iter()
-        .map(|p| p.pane_pid.as_deref().and_then(|pid| pid.parse().ok()))
-        .map(|pid: Option<u32>| pid.filter(|pid| local && *pid != 0))
+        .map(|p| {
+            let pid: Option<u32> = p.pane_pid.as_deref().and_then(|pid| pid.parse().ok());
+            let tty = p.pane_tty.as_deref().unwrap_or("");
+            let pid = pid.filter(|pid| local && *pid != 0);
+            pid.map(|pid| process::Prober::new(pid).with_tty(tty))
+        })
         .collect();
     let probes = tokio::task::spawn_blocking(move || {
-        pids.into_iter()
-            .map(|pid| pid.map(process::probe))
+        probers
+            .into_iter()
+            .map(|prober| prober.map(|mut p| p.probe()))
             .collect::<Vec<_>>()
     })
     .await

@@ -188,23 +188,25 @@ async fn send_prompt(
 /// waiting for input, or for a password, which [`person::before_typing`]
 /// then refuses); `Some` when it will not: an ended process, or the
 /// deadline. Where the
-/// process cannot be observed (a remote host, no `/proc`), it is taken as
-/// reading.
+/// process cannot be observed (a remote host), or the probe cannot see
+/// input (hidden wait channels, as on macOS), it is taken as reading.
 async fn until_reading(
     watch: &mut Watch,
     target: &Target,
     pace: &mut Pace,
 ) -> Option<(PromptOutcome, String)> {
-    if target.hub.local_socket().is_none() || watch.pid == 0 || !cfg!(target_os = "linux") {
+    if target.hub.local_socket().is_none() || watch.pid == 0 {
         return None;
     }
-    let mut prober = Prober::new(watch.pid);
+    let mut prober = Prober::new(watch.pid).with_tty(&watch.tty);
     loop {
-        match prober.probe().activity {
+        let probe = prober.probe();
+        match probe.activity {
             Activity::Prompt | Activity::Input | Activity::Secret => return None,
             Activity::Exited => {
                 return Some((PromptOutcome::NotReady, "the pane's process exited".into()));
             }
+            Activity::Running if !probe.observable.contains(&"input") => return None,
             Activity::Running => {}
         }
         let changed = watch.changed(READY_EVERY);

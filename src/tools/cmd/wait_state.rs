@@ -20,10 +20,13 @@
 //! ending is noticed at the next settle point only (a question is nearly
 //! always printed first, and printing restarts the settle points).
 //!
-//! Without `/proc` (not Linux) the probe only knows whether the process
-//! lives; then tmux's `pane_current_command` stands in: the pane's
-//! `default-shell` there is the prompt, anything else runs, and `input` is
-//! not in `observable_states`.
+//! Off Linux (or with `TMUX_MCP_PROBE=portable`) the probe reads `ps` and
+//! has no pidfds: a process's end is seen by the next look. Where it can
+//! list no process, it only knows whether the process lives; then tmux's
+//! `pane_current_command` stands in: the pane's `default-shell` there is
+//! the prompt, anything else runs, and `input` is not in
+//! `observable_states`. What each probe saw is in `observable_states`
+//! (macOS: no `input`).
 //!
 //! A pane on another host (`socket_name` `HOST:NAME`) has a pid that is
 //! not this machine's: no local probe and no pidfd. tmux's view stands
@@ -149,7 +152,7 @@ pub struct WaitForStateResult {
     /// The foreground program (its command name), if known.
     pub foreground_command: Option<String>,
     pub foreground_pid: Option<i64>,
-    /// The states this platform can observe; the others are never reported.
+    /// The states the probe could observe here; the others are never reported.
     pub observable_states: Vec<String>,
     /// The last lines on screen (at most 20 lines / 2000 bytes).
     pub tail: Vec<String>,
@@ -441,7 +444,8 @@ impl Waiter {
         } else {
             ExitWatch::new(pid)
         };
-        let mut prober = (!dead && !remote && pid != 0).then(|| Prober::new(pid));
+        let mut prober =
+            (!dead && !remote && pid != 0).then(|| Prober::new(pid).with_tty(&watch.tty));
         let entry = if remote && !dead {
             Probe::unobserved()
         } else {

@@ -55,6 +55,9 @@ pub struct Watch {
     /// The pane's process when the watch began (0 if tmux gave none): a
     /// respawn keeps the pane id and changes it.
     pub pid: u32,
+    /// The pane's terminal (`pane_tty`) when the watch began; empty if
+    /// tmux gave none.
+    pub tty: String,
     /// The pane's process had ended when the watch began (remain-on-exit
     /// kept the pane): `pid` may belong to another process by now.
     pub dead_at_start: bool,
@@ -179,6 +182,7 @@ impl Watch {
             geometry: described.geometry,
             alternate_at_start: described.alternate,
             pid: described.pid,
+            tty: described.tty,
             dead_at_start: described.dead,
             process_gone: false,
             follower,
@@ -423,6 +427,7 @@ struct Described {
     alternate: bool,
     /// 0 when tmux gave none.
     pid: u32,
+    tty: String,
     dead: bool,
 }
 
@@ -443,6 +448,7 @@ const DESCRIBED: Schema<Described> = Schema(&[
     }),
     ("alternate_on", |d, v| d.alternate = v == "1"),
     ("pane_pid", |d, v| d.pid = v.parse().unwrap_or(0)),
+    ("pane_tty", |d, v| d.tty = v.into()),
     ("pane_dead", |d, v| d.dead = v == "1"),
 ]);
 

@@ -225,8 +225,8 @@ pub async fn before_typing_seen(
 }
 
 /// Whether the pane asks for a password: its terminal reads a line
-/// without echo (a few µs, locally), and then (local, Linux) the probe
-/// agrees that its foreground process is reading it.
+/// without echo (a few µs, locally), and then (local) the probe agrees
+/// that its foreground process is reading it.
 async fn is_secret(target: &Target, tty: &str, pid: &str) -> bool {
     if tty.is_empty() {
         return false;
@@ -244,7 +244,8 @@ async fn is_secret(target: &Target, tty: &str, pid: &str) -> bool {
     let Ok(pid) = pid.parse::<u32>() else {
         return true;
     };
-    let probe = tokio::task::spawn_blocking(move || process::probe(pid))
+    let mut prober = process::Prober::new(pid).with_tty(tty);
+    let probe = tokio::task::spawn_blocking(move || prober.probe())
         .await
         .ok();
     match probe {

@@ -904,7 +904,10 @@ impl Waiting<'_> {
         reader: &mut Reader,
         output: &mut HeadTail,
     ) -> ToolResult<bool> {
-        let activity = crate::process::probe(self.record.pid).activity;
+        let activity = crate::process::Prober::new(self.record.pid)
+            .with_tty(&watch.tty)
+            .probe()
+            .activity;
         if activity != crate::process::Activity::Prompt {
             return Ok(false);
         }
@@ -954,14 +957,11 @@ fn unknown(id: &str) -> ToolError {
 
 /// Sends `signal` to the foreground process group of `record`'s pane, if
 /// that group is not the pane's shell: the command's own processes. Local
-/// panes only (`/proc`); returns what was signalled.
+/// panes only (the process probe's view of the groups); returns what was
+/// signalled.
 pub fn signal_command(pane_pid: u32, signal: i32) -> Result<i32, String> {
-    let stat = std::fs::read(format!("/proc/{pane_pid}/stat"))
-        .ok()
-        .and_then(|bytes| crate::process::parse_stat(&bytes))
-        .ok_or("the pane's process is gone")?;
-    let group = stat.tpgid;
-    if group <= 0 || group == stat.pgrp {
+    let (pgrp, group) = crate::process::groups(pane_pid).ok_or("the pane's process is gone")?;
+    if group <= 0 || group == pgrp {
         return Err(
             "no command of its own runs in the pane's foreground (the pane's shell holds it)"
                 .into(),

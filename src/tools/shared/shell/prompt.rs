@@ -56,8 +56,8 @@ async fn busy_shell_waited(watch: &mut Watch, target: &Target) -> bool {
     let started = Instant::now();
     let mut waited = false;
     loop {
-        let pid = watch.pid;
-        let probe = tokio::task::spawn_blocking(move || process::probe(pid)).await;
+        let mut prober = process::Prober::new(watch.pid).with_tty(&watch.tty);
+        let probe = tokio::task::spawn_blocking(move || prober.probe()).await;
         // The shell itself, or what its start-up files run (zsh gives
         // those a process group of their own).
         let busy = probe.is_ok_and(|p| p.activity == Activity::Running);

@@ -41,7 +41,10 @@ pub async fn await_shell(watch: &mut Watch, target: &Target) -> ToolResult<()> {
         let reading = watch.pid != 0
             && target.hub.local_socket().is_some()
             && matches!(
-                process::probe(watch.pid).activity,
+                process::Prober::new(watch.pid)
+                    .with_tty(&watch.tty)
+                    .probe()
+                    .activity,
                 Activity::Input | Activity::Secret
             );
         if left.is_zero() || reading {
@@ -96,7 +99,8 @@ const WAITS_FOR_INPUT: &str = "the command is waiting for input: answer with sen
 pub async fn after_timeout(target: &Target, watch: &Watch, live: bool) -> (PaneState, String) {
     // A remote pane's pid is not this machine's: tmux's view only.
     let local = target.hub.local_socket().is_some();
-    let probe = (local && watch.pid != 0).then(|| process::probe(watch.pid));
+    let probe = (local && watch.pid != 0)
+        .then(|| process::Prober::new(watch.pid).with_tty(&watch.tty).probe());
     let (activity, foreground) = match probe {
         Some(p) => (Some(p.activity), p.foreground_command),
         None => (None, None),
