@@ -48,6 +48,8 @@ Environment (the names of libtmux-mcp, so settings carry over):
                                  person first (MCP elicitation), else refuse
   TMUX_MCP_ATTENTION_OPTIONS     pane user options wait_for_attention reports as
                                  status (default @status,@agent_status,@claude_status)
+  TMUX_MCP_PROBE                 how pane states are read: auto (default), linux
+                                 (/proc) or portable (ps and the tty, as off Linux)
   FASTMCP_LOG_LEVEL              WARNING or above: no audit line per call on stderr
   TMUX_MCP_HOSTS                 remote hosts a call may reach, ALIAS=DESTINATION,...
                                  (ssh destinations); socket_name ALIAS:NAME is the
