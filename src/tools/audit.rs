@@ -2,12 +2,16 @@
 //! summarised so that secrets typed into panes never reach the log.
 //!
 //! Values of sensitive arguments (text typed or pasted, commands, option and
-//! environment values) are replaced by their length and a SHA-256 prefix:
-//! enough to tell two calls apart, not to read what was sent. Batch rows
-//! are summarised the same way, recursively. Results are never logged.
+//! environment values) are replaced by their length and a SHA-256 prefix
+//! (as the reference logs them): enough to tell two calls apart, not to
+//! read what was sent. A call refused at a password prompt logs the length
+//! alone: a short password is found again from its digest. Batch rows are
+//! summarised the same way, recursively. Results are never logged.
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
+
+use super::error::ToolError;
 
 /// Argument names whose values are never logged.
 const SENSITIVE: &[&str] = &[
@@ -22,69 +26,80 @@ const SENSITIVE: &[&str] = &[
 /// Other strings are cut to this many characters.
 const MAX_STRING: usize = 200;
 
-fn digest(text: &str) -> Value {
+fn digest(text: &str, with_hash: bool) -> Value {
+    if !with_hash {
+        return json!({ "len": text.chars().count() });
+    }
     let hash = Sha256::digest(text.as_bytes());
     let hex: String = hash.iter().take(6).map(|b| format!("{b:02x}")).collect();
     json!({ "len": text.chars().count(), "sha256_prefix": hex })
 }
 
-fn redact(value: &Value) -> Value {
+fn redact(value: &Value, with_hash: bool) -> Value {
     match value {
-        Value::String(s) => digest(s),
+        Value::String(s) => digest(s, with_hash),
         // An environment map keeps its names; each value is digested.
-        Value::Object(map) => {
-            Value::Object(map.iter().map(|(k, v)| (k.clone(), redact(v))).collect())
-        }
-        Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
-        other => digest(&other.to_string()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), redact(v, with_hash)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|v| redact(v, with_hash)).collect()),
+        other => digest(&other.to_string(), with_hash),
     }
 }
 
 /// The arguments of a call, safe to log.
 pub fn summarize(args: &Value) -> Value {
+    summarize_hashed(args, true)
+}
+
+/// [`summarize`], with sensitive values as their length alone unless
+/// `with_hash`.
+fn summarize_hashed(args: &Value, with_hash: bool) -> Value {
     let Some(map) = args.as_object() else {
         return json!({ "type": json_type(args), "redacted": true });
     };
     let mut out = Map::new();
     for (name, value) in map {
         let summary = if SENSITIVE.contains(&name.as_str()) {
-            redact(value)
+            redact(value, with_hash)
         } else if name == "operations" || name == "arguments" {
-            summarize_nested(value)
+            summarize_nested(value, with_hash)
         } else {
-            plain(value)
+            plain(value, with_hash)
         };
         out.insert(name.clone(), summary);
     }
     Value::Object(out)
 }
 
-fn summarize_nested(value: &Value) -> Value {
+fn summarize_nested(value: &Value, with_hash: bool) -> Value {
     match value {
         // Rows of a batch are argument maps; other lists (patterns) are data.
         Value::Array(rows) => Value::Array(
             rows.iter()
                 .map(|row| {
                     if row.is_object() {
-                        summarize(row)
+                        summarize_hashed(row, with_hash)
                     } else {
-                        plain(row)
+                        plain(row, with_hash)
                     }
                 })
                 .collect(),
         ),
-        Value::Object(_) => summarize(value),
+        Value::Object(_) => summarize_hashed(value, with_hash),
         other => json!({ "type": json_type(other), "redacted": true }),
     }
 }
 
-fn plain(value: &Value) -> Value {
+fn plain(value: &Value, with_hash: bool) -> Value {
     match value {
         Value::String(s) if s.chars().count() > MAX_STRING => Value::String(format!(
             "{}...<truncated>",
             s.chars().take(MAX_STRING).collect::<String>()
         )),
-        Value::Object(_) | Value::Array(_) => summarize_nested(value),
+        Value::Object(_) | Value::Array(_) => summarize_nested(value, with_hash),
         other => other.clone(),
     }
 }
@@ -100,17 +115,18 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
-/// Writes the audit line of one call to stderr.
-pub fn record(tool: &str, args: &Value, error_type: Option<&str>, millis: f64) {
-    let outcome = match error_type {
+/// Writes the audit line of one call to stderr (`error`: its failure).
+pub fn record(tool: &str, args: &Value, error: Option<&ToolError>, millis: f64) {
+    let outcome = match error {
         None => "outcome=ok".to_owned(),
-        Some(kind) => format!("outcome=error error_type={kind}"),
+        Some(e) => format!("outcome=error error_type={}", e.kind.as_str()),
     };
+    let with_hash = !error.is_some_and(|e| e.at_a_secret);
     // One write: stderr is unbuffered, and `eprintln!` writes each piece
     // of the formatted line with a system call of its own (dozens per call).
     let line = format!(
         "tmux-mcp audit: tool={tool} {outcome} duration_ms={millis:.3} args={}\n",
-        summarize(args)
+        summarize_hashed(args, with_hash)
     );
     let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
 }
@@ -145,7 +161,7 @@ mod tests {
                 .unwrap()
                 .ends_with("...<truncated>")
         );
-        assert_eq!(digest("abc")["sha256_prefix"], "ba7816bf8f01");
+        assert_eq!(digest("abc", true)["sha256_prefix"], "ba7816bf8f01");
         let patterns = summarize(&json!({"patterns": ["READY", "x".repeat(300)]}));
         assert_eq!(patterns["patterns"][0], "READY");
         assert!(
@@ -154,5 +170,24 @@ mod tests {
                 .unwrap()
                 .ends_with("...<truncated>")
         );
+    }
+
+    #[test]
+    fn what_was_refused_at_a_password_prompt_is_logged_by_its_length_alone() {
+        let args = json!({
+            "pane_id": "%1",
+            "keys": "1234",
+            "operations": [{"tool": "send_keys", "arguments": {"keys": "1234"}}],
+        });
+        let summary = summarize_hashed(&args, false);
+        assert_eq!(summary["keys"], json!({ "len": 4 }));
+        assert_eq!(
+            summary["operations"][0]["arguments"]["keys"],
+            json!({ "len": 4 })
+        );
+        // What the reference logs otherwise: 1234's digest, found again by
+        // hashing every four-digit number.
+        let prefix = &summarize(&args)["keys"]["sha256_prefix"];
+        assert_eq!(prefix, &digest("1234", true)["sha256_prefix"]);
     }
 }

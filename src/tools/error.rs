@@ -17,6 +17,10 @@ pub struct ToolError {
     pub kind: ErrorKind,
     /// False for failures the agent cannot fix by changing its call.
     pub expected: bool,
+    /// The call tried to type into a password prompt: the audit logs the
+    /// length of what it would have typed, not even a digest (a short
+    /// password's digest prefix gives it away).
+    pub at_a_secret: bool,
 }
 
 impl ToolError {
@@ -26,12 +30,19 @@ impl ToolError {
             suggestion: None,
             kind,
             expected: true,
+            at_a_secret: false,
         }
     }
 
     /// Bad input, refused before tmux is touched.
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Validation, message)
+    }
+
+    /// Marks a refusal to type into a password prompt ([`Self::at_a_secret`]).
+    pub fn at_a_secret(mut self) -> Self {
+        self.at_a_secret = true;
+        self
     }
 
     pub fn suggest(mut self, suggestion: impl Into<String>) -> Self {

@@ -264,12 +264,7 @@ impl ToolDef {
                 .await;
                 let millis = started.elapsed().as_secs_f64() * 1000.0;
                 if audit {
-                    audit::record(
-                        name,
-                        &raw,
-                        outcome.as_ref().err().map(|e| e.kind.as_str()),
-                        millis,
-                    );
+                    audit::record(name, &raw, outcome.as_ref().err(), millis);
                 }
                 match outcome {
                     Ok(out) => to_result(out, wrapped),

@@ -143,6 +143,24 @@ async fn a_pane_running_another_program_is_refused_by_name() {
     );
 }
 
+/// A command no shell line can carry is refused before anything is typed:
+/// a NUL byte, and (with suppress_history) a second line, whose refusal
+/// says how to run it.
+#[tokio::test]
+async fn a_command_with_a_nul_or_a_second_line_is_refused_untyped() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+    let args = json!({"pane_id": pane, "command": "echo a\u{0}b"});
+    let text = err(&svc, "run_command", args).await;
+    assert!(text.contains("NUL"), "{text}");
+    let args = json!({"pane_id": pane, "command": "echo a\necho b", "suppress_history": true});
+    let text = err(&svc, "run_command", args).await;
+    assert!(text.contains("suppress_history=false runs"), "{text}");
+    let lines = transcript(&tmux, &pane).join("\n");
+    assert!(!lines.contains("echo a"), "nothing was typed: {lines}");
+}
+
 /// A command that did not end in time: the result says whether it waits
 /// for input or runs, in the subshell and in the live shell, and the pane
 /// is usable again once it is answered.

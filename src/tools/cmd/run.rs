@@ -141,7 +141,12 @@ fn check<'a>(app: &App, args: &'a RunCommandArgs) -> ToolResult<Checked<'a>> {
     if suppress && command.contains(['\n', '\r']) {
         return Err(ToolError::invalid(
             "command must be a single line when suppress_history=True",
-        ));
+        )
+        .suggest("suppress_history=false runs a multi-line command (it then enters the shell's history)."));
+    }
+    if command.contains('\0') {
+        // As every other tool: a shell line cannot carry one.
+        return Err(ToolError::invalid("command contains a NUL byte"));
     }
     output_bound(args.max_lines, 1, 1)?;
     let effective = seconds(args.timeout, "timeout")?.min(app.config.wait_max);

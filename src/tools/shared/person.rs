@@ -286,6 +286,7 @@ fn secret_refusal(target: &Target, pane: PaneId) -> ToolError {
     .suggest(format!(
         "The person has been told. wait_for_state(pane_id='{pane}', states=['prompt', 'running']) waits for them; TMUX_MCP_SECRET_INPUT=allow lifts this for test passwords."
     ))
+    .at_a_secret()
 }
 
 /// Tells the person: a message on their clients attached to the pane's
