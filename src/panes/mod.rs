@@ -4,7 +4,7 @@
 //! pane with its change signal ([`follow`]), the OSC sequences found in
 //! a stream ([`osc`]): a shell's marks ([`marks`]), run_command's markers,
 //! and where the bell rang ([`bell`]); a captured screen as styled cells
-//! ([`screen`]). Nothing here knows tmux.
+//! ([`screen`]); whether a stretch of stream rewrote the screen ([`wipe`]). Nothing here knows tmux.
 
 pub mod anchor;
 pub mod attention;
@@ -17,6 +17,7 @@ pub mod osc;
 pub mod registry;
 pub mod ring;
 pub mod screen;
+pub mod wipe;
 
 pub use bell::BellScanner;
 pub use follow::{Follower, ReadInfo};

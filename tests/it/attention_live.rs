@@ -302,3 +302,65 @@ async fn a_password_prompt_is_secret_with_how_to_reach_it() {
         "{s}"
     );
 }
+
+/// A pane that exited (kept by `remain-on-exit`) is reported once: the
+/// next call with the new token waits (issue 33, `r5`: every call
+/// returned the same end again, about every 22 ms).
+#[tokio::test]
+async fn an_exited_pane_is_reported_once() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    tmux.cmd(&["set", "-g", "remain-on-exit", "on"]);
+    let pane = bash(&tmux).await;
+    let scope = json!({"pane_ids": [pane]});
+    let since = arm(&svc, &scope).await;
+
+    type_line(&tmux, &pane, "exit");
+    let (_, since) = until_event(&svc, &scope, &since, &pane, "exited").await;
+    for _ in 0..2 {
+        let mut args = scope.clone();
+        args["since"] = json!(since);
+        args["timeout"] = json!(0.5);
+        let got = ok(&svc, "wait_for_attention", args).await;
+        assert_eq!(got["events"], json!([]), "told again: {got}");
+        assert_eq!(got["since"], json!(since), "{got}");
+    }
+}
+
+/// A shell that ran something and came back to its prompt while no call
+/// waited is a `prompt` for the next call with the token (issue 33, `r6`:
+/// the entry probe saw a prompt before and after, and nothing was told).
+#[tokio::test]
+async fn a_prompt_between_calls_is_kept_for_the_next() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = bash(&tmux).await;
+    let scope = json!({"pane_ids": [pane]});
+    let since = arm(&svc, &scope).await;
+
+    // No call runs while the command runs and ends.
+    type_line(&tmux, &pane, "sleep 1.5; tmux wait-for -S ran");
+    tmux.wait_for("ran", BOUND).await;
+    tmux.until_text(&pane, |t| t.trim_end().ends_with("-S ran\n$"))
+        .await;
+
+    let mut args = scope.clone();
+    args["since"] = json!(since);
+    args["timeout"] = json!(3);
+    let got = ok(&svc, "wait_for_attention", args).await;
+    let events = got["events"].as_array().expect("events");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["pane_id"] == pane.as_str() && e["reason"] == "prompt"),
+        "{got}"
+    );
+    // Told once: the new token has nothing more.
+    let mut args = scope.clone();
+    args["since"] = got["since"].clone();
+    args["timeout"] = json!(0.5);
+    assert_eq!(
+        ok(&svc, "wait_for_attention", args).await["events"],
+        json!([])
+    );
+}

@@ -310,11 +310,9 @@ async fn a_silent_commands_cursor_reads_the_next_command_typed_at_its_prompt() {
     tmux.cmd(&["send-keys", "-t", &pane, "Enter"]);
     let wait = json!({"pane_id": pane, "patterns": ["^later$"], "regex": true, "timeout": 10, "since": cursor});
     assert_eq!(ok(&svc, "wait_for_text", wait).await["found"], true);
-    // The cursor first pages the command's own output (none), then reads
-    // tmux's lines after its anchor.
-    let own = ok(&svc, "capture_since", json!({"cursor": cursor})).await;
-    assert_eq!(own["lines"], json!([]), "{own}");
-    let since = ok(&svc, "capture_since", json!({"cursor": own["cursor"]})).await;
+    // The cursor pages the command's own output (none), then reads tmux's
+    // lines after its anchor, in the same call (issue 33, `r2`).
+    let since = ok(&svc, "capture_since", json!({"cursor": cursor})).await;
     assert_eq!(since["lines_missed"], false, "{since}");
     let lines: Vec<&str> = since["lines"]
         .as_array()
@@ -327,6 +325,8 @@ async fn a_silent_commands_cursor_reads_the_next_command_typed_at_its_prompt() {
         lines.contains(&"later") && !lines.contains(&"$ true"),
         "{since}"
     );
+    let again = ok(&svc, "capture_since", json!({"cursor": since["cursor"]})).await;
+    assert_eq!(again["lines"], json!([]), "{again}");
 }
 
 /// tmux's anchor for `pane` now, as run_command reads it for a command

@@ -232,10 +232,113 @@ async fn output_tmux_no_longer_holds_is_reported_missed() {
     // The screen and history are wiped: the cursor's line is gone.
     typed("clear; tmux clear-history; echo LATER-$((4+5)); tmux wait-for -S later");
     tmux.wait_for("later", BOUND).await;
+    // Another server process: it has no recording to read instead.
+    let other = tmux.service();
     let args = json!({"pane_id": pane, "patterns": ["later-9"], "since": cursor, "timeout": 10});
-    let result = ok(&svc, "wait_for_text", args).await;
+    let result = ok(&other, "wait_for_text", args).await;
     assert_eq!(result["outcome"], "matched", "{result}");
     assert_eq!(result["lines_missed"], true, "{result}");
+}
+
+/// A new window running bash without start-up files, at its prompt.
+async fn bash(tmux: &PrivateTmux) -> String {
+    let start = "env PS1='$ ' bash --norc --noprofile";
+    crate::pane_clean_live::shell_pane(tmux, "bash", start).await
+}
+
+/// Output a `clear` wiped from tmux after a capture_since cursor is read
+/// from the stream this server recorded (issue 33, `r1`: the cursor's
+/// prompt line passed for an equal prompt after the clear, and the read
+/// said nothing was new and nothing missed).
+#[tokio::test]
+async fn output_a_clear_wiped_after_a_cursor_is_read_from_the_stream() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = bash(&tmux).await;
+    tmux.cmd(&["send-keys", "-t", &pane, "clear", "Enter"]);
+    tmux.until_text(&pane, |t| t.trim() == "$").await;
+    let first = ok(&svc, "capture_since", json!({"pane_id": pane})).await;
+    let cursor = first["cursor"].as_str().unwrap().to_owned();
+    tmux.cmd(&[
+        "send-keys",
+        "-t",
+        &pane,
+        "printf 'IMPORTANT-%s\\n' OUTPUT; seq 1 40; clear; tmux wait-for -S cleared",
+        "Enter",
+    ]);
+    tmux.wait_for("cleared", BOUND).await;
+    tmux.until_text(&pane, |t| t.trim() == "$").await;
+
+    let read = ok(
+        &svc,
+        "capture_since",
+        json!({"pane_id": pane, "cursor": cursor}),
+    )
+    .await;
+    let lines = read["lines"].as_array().expect("lines");
+    assert!(lines.contains(&json!("IMPORTANT-OUTPUT")), "{read}");
+    assert!(lines.contains(&json!("40")), "{read}");
+    assert_eq!(read["lines_missed"], false, "{read}");
+    let args =
+        json!({"pane_id": pane, "patterns": ["IMPORTANT-OUTPUT"], "since": cursor, "timeout": 2});
+    let wait = ok(&svc, "wait_for_text", args).await;
+    assert_eq!(wait["outcome"], "matched", "{wait}");
+    // The next read goes on from there: nothing again.
+    let next = json!({"pane_id": pane, "cursor": read["cursor"]});
+    let again = ok(&svc, "capture_since", next).await;
+    assert_eq!(again["lines"], json!([]), "{again}");
+}
+
+/// `since: "input"` reads what the input printed before a `clear` wiped
+/// it, and a shell back at its prompt counts (issue 33, `r3`: the wait for
+/// the text timed out, and so did the wait for the prompt).
+#[tokio::test]
+async fn since_input_reads_what_a_clear_wiped() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = bash(&tmux).await;
+    let keys = "printf 'IMPORTANT-%s\\n' OUTPUT; seq 1 5; clear; tmux wait-for -S cleared";
+    ok(&svc, "send_keys", json!({"pane_id": pane, "keys": keys})).await;
+    tmux.wait_for("cleared", BOUND).await;
+    tmux.until_text(&pane, |t| t.trim() == "$").await;
+
+    let args =
+        json!({"pane_id": pane, "patterns": ["IMPORTANT-OUTPUT"], "since": "input", "timeout": 2});
+    let wait = ok(&svc, "wait_for_text", args).await;
+    assert_eq!(wait["outcome"], "matched", "{wait}");
+    let args = json!({"pane_id": pane, "states": ["prompt"], "since": "input", "timeout": 5});
+    let state = ok(&svc, "wait_for_state", args).await;
+    assert_eq!(state["state"], "prompt", "{state}");
+}
+
+/// capture_since from run_command's cursor returns what the pane printed
+/// after the command (issue 33, `r2`: the first read said nothing was new,
+/// and only a second call returned it).
+#[tokio::test]
+async fn a_run_command_cursor_reads_what_followed_at_once() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = bash(&tmux).await;
+    let run = ok(
+        &svc,
+        "run_command",
+        json!({"pane_id": pane, "command": "true"}),
+    )
+    .await;
+    assert_eq!(run["exit_status"], 0, "{run}");
+    let cursor = run["cursor"].as_str().expect("a cursor").to_owned();
+    let keys = "echo LATER-$((1+1)); tmux wait-for -S later";
+    ok(&svc, "send_keys", json!({"pane_id": pane, "keys": keys})).await;
+    tmux.wait_for("later", BOUND).await;
+
+    let read = ok(
+        &svc,
+        "capture_since",
+        json!({"pane_id": pane, "cursor": cursor}),
+    )
+    .await;
+    let lines = read["lines"].as_array().expect("lines");
+    assert!(lines.contains(&json!("LATER-2")), "{read}");
 }
 
 #[tokio::test]

@@ -18,14 +18,16 @@
 //! output (`idle`, only when asked for).
 //!
 //! The panes stay armed for [`LINGER`] after a call returns (streamed,
-//! their stream listened to), so events between two calls are kept; the
-//! next call probes each kept pane once at entry, so a change of state in
-//! between is reported then. A pane first armed while it already waits
-//! for input or has exited reports that at once; one at its prompt does
-//! not (nothing ran).
+//! their stream listened to), and a keeper task looks at them as a
+//! waiting call would, so events between two calls are kept (a command
+//! that ran and ended while no call waited is a `prompt`); the next call
+//! also probes each kept pane once at entry. A pane first armed while it
+//! already waits for input or has exited reports that at once; one at its
+//! prompt does not (nothing ran). A pane's end is reported once: a dead
+//! pane kept by `remain-on-exit` is not reported again by later calls.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -115,22 +117,52 @@ pub struct WaitForAttentionResult {
 /// The panes armed on one server, kept between calls.
 #[derive(Default)]
 struct Armed {
-    sentries: Mutex<HashMap<PaneId, Sentry>>,
-    /// Armed panes that closed, and where they were: their events still
-    /// belong to the scopes that held them.
-    departed: Mutex<HashMap<PaneId, Place>>,
-    /// Calls so far: the linger of an older call does not disarm.
-    calls: Mutex<u64>,
+    /// The armed panes no call holds now. An async lock: the keeper holds
+    /// it while it looks at them (a tmux command, a probe).
+    kept: tokio::sync::Mutex<Kept>,
+    /// Armed panes whose end was reported, where they were and their
+    /// process: their events still belong to the scopes that held them,
+    /// and the same end is not reported twice.
+    departed: Mutex<HashMap<PaneId, Departed>>,
+}
+
+/// What the keeper looks at between calls, and how.
+#[derive(Default)]
+struct Kept {
+    sentries: HashMap<PaneId, Sentry>,
+    /// A keeper task runs.
+    keeper: bool,
+    /// When the panes are disarmed (the last call's return plus [`LINGER`]).
+    until: Option<Instant>,
+    /// The last call's settle points and `idle_ms`.
+    points: Vec<Duration>,
+    want_idle: Option<Duration>,
+}
+
+/// A pane whose end was reported.
+#[derive(Clone, Copy)]
+struct Departed {
+    place: Place,
+    /// Its process then (0: unknown): a dead pane with the same one is the
+    /// same end; a respawned one is not.
+    pid: u32,
 }
 
 impl Armed {
-    /// Remembers a closed pane (bounded: the oldest are forgotten in bulk).
-    fn depart(&self, id: PaneId, place: Place) {
+    /// Remembers a pane whose end was reported (bounded: the oldest are
+    /// forgotten in bulk).
+    fn depart(&self, id: PaneId, place: Place, pid: u32) {
         let mut departed = self.departed.lock().expect("departed lock");
         if departed.len() >= MAX_DEPARTED {
             departed.clear();
         }
-        departed.insert(id, place);
+        departed.insert(id, Departed { place, pid });
+    }
+
+    /// The end of `id` was reported already.
+    fn reported_end(&self, id: PaneId) -> Option<u32> {
+        let departed = self.departed.lock().expect("departed lock");
+        departed.get(&id).map(|d| d.pid)
     }
 }
 
@@ -324,43 +356,14 @@ async fn scope(target: &Target, args: &WaitForAttentionArgs, armed: &Armed) -> T
             (r.pane_id, place)
         })
         .collect();
-    // Kept panes of this scope that closed between calls: their end is an
-    // event, as it would have been during a call.
-    let unlisted: Vec<PaneId> = armed
-        .sentries
-        .lock()
-        .expect("armed lock")
-        .iter()
-        .filter(|(id, s)| {
-            !seen.contains(id)
-                && session.is_none_or(|x| s.place.session == Some(x))
-                && window.is_none_or(|x| s.place.window == Some(x))
-        })
-        .map(|(id, _)| *id)
-        .collect();
-    for id in unlisted {
-        match lookup::pane_row(target, id).await {
-            Ok(_) => continue, // moved out of the scope
-            Err(e) if e.kind == ErrorKind::PaneNotFound || e.kind.is_pane_end() => {}
-            Err(e) => return Err(e),
-        }
-        let gone = armed.sentries.lock().expect("armed lock").remove(&id);
-        if let Some(sentry) = gone {
-            target
-                .hub
-                .panes()
-                .attention()
-                .push(id, Reason::Exited, "", unix_ms());
-            armed.depart(id, sentry.place);
-        }
-    }
+    close_unlisted(target, armed, &seen, session, window).await?;
     let departed = armed.departed.lock().expect("departed lock").clone();
     let mut gone: HashSet<PaneId> = departed
         .iter()
-        .filter(|(id, place)| {
+        .filter(|(id, d)| {
             !seen.contains(id)
-                && session.is_none_or(|s| place.session == Some(s))
-                && window.is_none_or(|w| place.window == Some(w))
+                && session.is_none_or(|s| d.place.session == Some(s))
+                && window.is_none_or(|w| d.place.window == Some(w))
         })
         .map(|(id, _)| *id)
         .collect();
@@ -386,6 +389,46 @@ async fn scope(target: &Target, args: &WaitForAttentionArgs, armed: &Armed) -> T
         panes,
         departed: gone,
     })
+}
+
+/// Kept panes of the scope that closed between calls: their end is an
+/// event (once), as it would have been during a call.
+async fn close_unlisted(
+    target: &Target,
+    armed: &Armed,
+    seen: &HashSet<PaneId>,
+    session: Option<SessionId>,
+    window: Option<WindowId>,
+) -> ToolResult<()> {
+    let unlisted: Vec<PaneId> = armed
+        .kept
+        .lock()
+        .await
+        .sentries
+        .iter()
+        .filter(|(id, s)| {
+            !seen.contains(id)
+                && session.is_none_or(|x| s.place.session == Some(x))
+                && window.is_none_or(|x| s.place.window == Some(x))
+        })
+        .map(|(id, _)| *id)
+        .collect();
+    for id in unlisted {
+        match lookup::pane_row(target, id).await {
+            Ok(_) => continue, // moved out of the scope
+            Err(e) if e.kind == ErrorKind::PaneNotFound || e.kind.is_pane_end() => {}
+            Err(e) => return Err(e),
+        }
+        let gone = armed.kept.lock().await.sentries.remove(&id);
+        if let Some(sentry) = gone {
+            if !sentry.gone {
+                let feed = target.hub.panes().attention();
+                feed.push(id, Reason::Exited, "", unix_ms());
+            }
+            armed.depart(id, sentry.place, sentry.watch.pid);
+        }
+    }
+    Ok(())
 }
 
 /// How often a waiting call reads the watched options. tmux sends no
@@ -458,11 +501,6 @@ pub(super) async fn wait_for_attention(
     }
     let armed = target.hub.kept::<Armed>();
     let scope = scope(&target, &args, &armed).await?;
-    let call = {
-        let mut calls = armed.calls.lock().expect("calls lock");
-        *calls += 1;
-        *calls
-    };
     let (mut sentries, departed) = arm_scope(&target, &armed, scope).await?;
     let options = &app.config.attention_options;
     let result = watch_all(
@@ -479,25 +517,96 @@ pub(super) async fn wait_for_attention(
         effective,
     )
     .await;
-    // Kept for the next call, for a while.
-    {
-        let mut all = armed.sentries.lock().expect("armed lock");
-        for (id, sentry) in sentries {
-            if !sentry.gone {
-                all.insert(id, sentry);
-                continue;
-            }
-            armed.depart(id, sentry.place);
+    hand_back(&target, &armed, sentries, points, want_idle).await;
+    result
+}
+
+/// Keeps a call's sentries for the next one, for [`LINGER`], with a
+/// keeper looking at them meanwhile (started if none runs).
+async fn hand_back(
+    target: &Target,
+    armed: &Arc<Armed>,
+    sentries: HashMap<PaneId, Sentry>,
+    points: Vec<Duration>,
+    want_idle: Option<Duration>,
+) {
+    let mut kept = armed.kept.lock().await;
+    for (id, sentry) in sentries {
+        if sentry.gone {
+            armed.depart(id, sentry.place, sentry.watch.pid);
+        } else {
+            kept.sentries.insert(id, sentry);
         }
     }
-    let linger = armed.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(LINGER).await;
-        if *linger.calls.lock().expect("calls lock") == call {
-            linger.sentries.lock().expect("armed lock").clear();
+    kept.until = Some(Instant::now() + LINGER);
+    kept.points = points;
+    kept.want_idle = want_idle;
+    if !kept.keeper && !kept.sentries.is_empty() {
+        kept.keeper = true;
+        let target = Target {
+            hub: target.hub.clone(),
+            spec: target.spec.clone(),
+            fence: target.fence.clone(),
+        };
+        tokio::spawn(keep(armed.clone(), target));
+    }
+}
+
+/// The keeper: looks at the kept panes as a waiting call would (at the
+/// settle points of their quiet spells, woken by the feed), so what they
+/// do between calls is in the feed for the next call. Ends when none are
+/// kept any more: disarmed after [`LINGER`], or the server went away.
+async fn keep(armed: Arc<Armed>, target: Target) {
+    let mut signal = target.hub.panes().attention().subscribe();
+    loop {
+        signal.borrow_and_update();
+        let wake = {
+            let mut kept = armed.kept.lock().await;
+            let until = kept.until.unwrap_or_else(Instant::now);
+            let alive = Instant::now() < until && look_kept(&target, &armed, &mut kept).await;
+            if !alive || kept.sentries.is_empty() {
+                kept.sentries.clear();
+                kept.keeper = false;
+                return;
+            }
+            let points = &kept.points;
+            let next = kept.sentries.values().filter_map(|s| s.next_probe(points));
+            next.min().map_or(until, |at| at.min(until))
+        };
+        tokio::select! {
+            changed = signal.changed() => if changed.is_err() {
+                armed.kept.lock().await.keeper = false;
+                return;
+            },
+            _ = tokio::time::sleep_until(wake) => {}
         }
+    }
+}
+
+/// One look at every kept pane; the ended ones depart. `false` when the
+/// tmux server went away.
+async fn look_kept(target: &Target, armed: &Armed, kept: &mut Kept) -> bool {
+    let Kept {
+        sentries,
+        points,
+        want_idle,
+        ..
+    } = kept;
+    for sentry in sentries.values_mut() {
+        // Another error (a slow reply) is looked at again on the next wake.
+        if let Err(e) = sentry.look(target, points, false, *want_idle).await
+            && e.kind == ErrorKind::TmuxServerGone
+        {
+            return false;
+        }
+    }
+    sentries.retain(|id, s| {
+        if s.gone {
+            armed.depart(*id, s.place, s.watch.pid);
+        }
+        !s.gone
     });
-    result
+    true
 }
 
 /// The reasons a call asked for (all but `idle` when none were named).
@@ -533,11 +642,11 @@ async fn arm_scope(
 ) -> ToolResult<(HashMap<PaneId, Sentry>, HashSet<PaneId>)> {
     let mut sentries: HashMap<PaneId, Sentry> = HashMap::new();
     let mut kept = {
-        let mut all = armed.sentries.lock().expect("armed lock");
+        let mut all = armed.kept.lock().await;
         scope
             .panes
             .iter()
-            .filter_map(|(id, _)| all.remove(id).map(|s| (*id, s)))
+            .filter_map(|(id, _)| all.sentries.remove(id).map(|s| (*id, s)))
             .collect::<HashMap<_, _>>()
     };
     let mut departed = scope.departed;
@@ -545,14 +654,27 @@ async fn arm_scope(
         let sentry = match kept.remove(id) {
             Some(s) => s,
             None => match Sentry::arm(target, *id, *place).await {
-                Ok(s) => s,
+                Ok(mut s) => {
+                    // A dead pane whose end was told (remain-on-exit keeps
+                    // it listed): not told again, until a respawn. tmux
+                    // 3.8 gives a dead pane no pid (0): the same end.
+                    let told = armed.reported_end(*id);
+                    let same = told.is_some_and(|pid| pid == s.watch.pid || s.watch.pid == 0);
+                    if s.watch.dead_at_start && same {
+                        s.activity = Some(Activity::Exited);
+                        s.gone = true;
+                    }
+                    s
+                }
                 Err(e)
                     if e.kind == ErrorKind::PaneNotFound
                         || e.kind.is_pane_end() && e.kind != ErrorKind::TmuxServerGone =>
                 {
-                    let feed = target.hub.panes().attention();
-                    feed.push(*id, Reason::Exited, "", unix_ms());
-                    armed.depart(*id, *place);
+                    if armed.reported_end(*id).is_none() {
+                        let feed = target.hub.panes().attention();
+                        feed.push(*id, Reason::Exited, "", unix_ms());
+                        armed.depart(*id, *place, 0);
+                    }
                     departed.insert(*id);
                     continue;
                 }

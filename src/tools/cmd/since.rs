@@ -8,10 +8,12 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::panes::anchor::{Anchor, Line};
 use crate::panes::lines::unpadded;
+use crate::panes::wipe::WipeScanner;
 use crate::panes::{Follower, LineView};
 use crate::tmux::PaneId;
 use crate::tools::shared::bounded::{self, DEFAULT_BYTES, cut_to};
 use crate::tools::shared::cursor::{Cursor, OutputSpan};
+use crate::tools::shared::linger;
 use crate::tools::shared::lookup::{self, PaneSel};
 use crate::tools::shared::observe::{self, MAX_LINE, read_back, read_screen};
 use crate::tools::shared::pace::elapsed_seconds;
@@ -283,76 +285,227 @@ async fn capture_since(target: Target, args: CaptureSinceArgs) -> ToolResult<Cap
         }
         _ => lookup::resolve_pane(&target, &args.pane).await?,
     };
+    // Recorded from now until the next read: the stream is there to read
+    // should tmux's record be wiped meanwhile.
+    linger::keep(&target, id).await;
+    let bounds = (max_lines, max_bytes);
     let Some(cursor) = cursor.filter(|c| c.pane == id) else {
-        // First call: the screen's last rows, and a cursor after them.
-        let read = read_screen(&target, id).await?;
-        let mut screen: Vec<String> = read.lines.iter().map(|l| l.text.clone()).collect();
-        while screen.last().is_some_and(|l| l.is_empty()) {
-            screen.pop();
-        }
-        let over = screen.len().saturating_sub(max_lines);
-        let cut = over + bounded::tail_within(&screen[over..], max_bytes);
-        let bytes: usize = screen[..cut].iter().map(|l| l.len() + 1).sum();
-        screen.drain(..cut);
-        let next = Cursor {
-            pane: id,
-            server: read.rows.server,
-            pid: read.rows.pid,
-            anchor: read.anchor,
-            output: None,
-        };
-        return Ok(CaptureSinceResult {
-            pane_id: id,
-            cursor: next.encode(),
-            lines: screen,
-            elapsed_seconds: elapsed_seconds(started),
-            lines_missed: args.cursor.is_some(),
-            missed_lines: None,
-            truncated: cut > 0,
-            truncated_lines: cut as i64,
-            truncated_bytes: bytes as i64,
-        });
+        let mut first = first_read(&target, id, bounds).await?;
+        first.lines_missed = args.cursor.is_some();
+        first.elapsed_seconds = elapsed_seconds(started);
+        return Ok(first);
     };
     let mut missed = false;
     if let Some(span) = cursor.output {
-        // A command's output, paged from this process's recording: byte
-        // for byte, up to where the command ended; only while the server
-        // and the pane's process are the cursor's (a server started again
-        // on the same socket reuses the pane ids before we notice it).
+        // Only while the server and the pane's process are the cursor's (a
+        // server started again on the same socket reuses the pane ids
+        // before we notice it).
         let same = observe::rows(&target, id)
             .await
             .is_ok_and(|now| now.server == cursor.server && now.pid == cursor.pid);
-        if let Some(follower) = held(&target, id, &span).filter(|_| same) {
-            let (page, lost) = read_page(&follower, &span, max_lines, max_bytes);
-            let left = (span.stop > page.next).then_some(OutputSpan {
-                offset: page.next,
-                ..span
-            });
-            let next = Cursor {
-                output: left,
-                ..cursor
-            };
-            return Ok(CaptureSinceResult {
-                pane_id: id,
-                cursor: next.encode(),
-                lines: page.lines,
-                elapsed_seconds: elapsed_seconds(started),
-                lines_missed: lost,
-                missed_lines: None,
-                truncated: page.left_lines > 0 || page.cut_bytes > 0,
-                truncated_lines: page.left_lines as i64,
-                truncated_bytes: page.cut_bytes as i64,
-            });
+        let paged = match same {
+            true if span.offset < span.stop => page_output(&target, &cursor, span, bounds),
+            true => page_wiped(&target, &cursor, span, bounds).await?,
+            false => None,
+        };
+        if let Some(mut paged) = paged {
+            paged.elapsed_seconds = elapsed_seconds(started);
+            return Ok(paged);
         }
-        // This process no longer holds it (restarted, or evicted): what is
-        // left of it is not told apart from what followed.
-        missed = true;
+        // This process no longer holds a command's output (restarted, or
+        // evicted): what is left of it is not told apart from what followed.
+        missed = span.offset < span.stop;
     }
+    // After a command's output, its next prompt alone is no news.
+    let after_command = cursor.output.is_some();
+    let mut read = read_on(&target, &cursor, bounds, after_command).await?;
+    read.lines_missed |= missed;
+    read.elapsed_seconds = elapsed_seconds(started);
+    Ok(read)
+}
+
+/// Where this process's recording of `id` ends now, as the span a cursor
+/// carries when nothing is left to page: a later read from the cursor
+/// finds there what tmux's record may have lost.
+fn recorded_end(target: &Target, id: PaneId) -> Option<OutputSpan> {
+    let (epoch, end) = target.hub.panes().end_of(id)?;
+    Some(OutputSpan {
+        epoch,
+        offset: end,
+        stop: end,
+    })
+}
+
+/// First call: the screen's last rows, and a cursor after them.
+async fn first_read(
+    target: &Target,
+    id: PaneId,
+    (max_lines, max_bytes): (usize, usize),
+) -> ToolResult<CaptureSinceResult> {
+    let at = recorded_end(target, id);
+    let read = read_screen(target, id).await?;
+    let mut screen: Vec<String> = read.lines.iter().map(|l| l.text.clone()).collect();
+    while screen.last().is_some_and(|l| l.is_empty()) {
+        screen.pop();
+    }
+    let over = screen.len().saturating_sub(max_lines);
+    let cut = over + bounded::tail_within(&screen[over..], max_bytes);
+    let bytes: usize = screen[..cut].iter().map(|l| l.len() + 1).sum();
+    screen.drain(..cut);
+    let next = Cursor {
+        pane: id,
+        server: read.rows.server,
+        pid: read.rows.pid,
+        anchor: read.anchor,
+        output: at,
+    };
+    Ok(CaptureSinceResult {
+        pane_id: id,
+        cursor: next.encode(),
+        lines: screen,
+        elapsed_seconds: 0.0,
+        lines_missed: false,
+        missed_lines: None,
+        truncated: cut > 0,
+        truncated_lines: cut as i64,
+        truncated_bytes: bytes as i64,
+    })
+}
+
+/// A command's output, paged from this process's recording: byte for
+/// byte, up to where the command ended. `None` when it is not held.
+fn page_output(
+    target: &Target,
+    cursor: &Cursor,
+    span: OutputSpan,
+    (max_lines, max_bytes): (usize, usize),
+) -> Option<CaptureSinceResult> {
+    let follower = held(target, cursor.pane, &span)?;
+    let (page, lost) = read_page(&follower, &span, max_lines, max_bytes);
+    // Paged to its end, the span says where the recording stood then.
+    let next = Cursor {
+        output: Some(OutputSpan {
+            offset: page.next.min(span.stop),
+            ..span
+        }),
+        ..*cursor
+    };
+    Some(paged(cursor.pane, next, page, lost))
+}
+
+fn paged(id: PaneId, next: Cursor, page: Page, lost: bool) -> CaptureSinceResult {
+    CaptureSinceResult {
+        pane_id: id,
+        cursor: next.encode(),
+        lines: page.lines,
+        elapsed_seconds: 0.0,
+        lines_missed: lost,
+        missed_lines: None,
+        truncated: page.left_lines > 0 || page.cut_bytes > 0,
+        truncated_lines: page.left_lines as i64,
+        truncated_bytes: page.cut_bytes as i64,
+    }
+}
+
+/// What the pane printed after the recording's offset `span.stop`, read
+/// from the stream when that rewrote the screen (a `clear`, a redraw:
+/// tmux's record may no longer hold it, and an equal line printed later
+/// may pass for the anchored one); `None` otherwise, or when the recording
+/// does not hold all of it. The next cursor is anchored in tmux's record
+/// as it is now.
+async fn page_wiped(
+    target: &Target,
+    cursor: &Cursor,
+    span: OutputSpan,
+    (max_lines, max_bytes): (usize, usize),
+) -> ToolResult<Option<CaptureSinceResult>> {
+    let Some(follower) = wiped_stream(target, cursor.pane, span) else {
+        return Ok(None);
+    };
+    let screen = read_screen(target, cursor.pane).await?;
+    // Up to what was recorded by the capture's end: output in between is
+    // above the new anchor, so it is read now (a gap is reported).
+    let end = follower.pane().lock().ring.end();
+    let rest = OutputSpan {
+        offset: span.stop,
+        stop: end,
+        ..span
+    };
+    let (page, lost) = read_page(&follower, &rest, max_lines, max_bytes);
+    let next = Cursor {
+        pane: cursor.pane,
+        server: screen.rows.server,
+        pid: screen.rows.pid,
+        anchor: screen.anchor,
+        output: Some(OutputSpan {
+            offset: page.next.min(end),
+            ..rest
+        }),
+    };
+    Ok(Some(paged(cursor.pane, next, page, lost)))
+}
+
+/// The recording of `id` from `span.stop` to its end, when it holds all of
+/// it (no gap, nothing evicted) and it rewrote the normal screen: a
+/// follower to page it with.
+fn wiped_stream(target: &Target, id: PaneId, span: OutputSpan) -> Option<Follower> {
+    let pane = target.hub.panes().get(id)?;
+    if pane.epoch != span.epoch {
+        return None;
+    }
+    let end = {
+        let state = pane.lock();
+        let ring = &state.ring;
+        let whole = span.stop >= ring.start()
+            && span.stop <= ring.end()
+            && ring
+                .gaps_between(span.stop, ring.end() + 1)
+                .next()
+                .is_none();
+        if !whole {
+            return None;
+        }
+        ring.end()
+    };
+    let follower = Follower::new(pane);
+    let mut scanner = WipeScanner::default();
+    let mut at = span.stop;
+    follower.read_raw(&mut at, &mut |from, chunk, _| {
+        scanner.feed(&chunk[..chunk.len().min(end.saturating_sub(from) as usize)]);
+    });
+    scanner.wiped().then_some(follower)
+}
+
+/// Read back from tmux after the cursor's anchored line. `prompt_old`:
+/// the line the cursor is on alone (a prompt being drawn) is not new yet,
+/// and the cursor stays.
+async fn read_on(
+    target: &Target,
+    cursor: &Cursor,
+    (max_lines, max_bytes): (usize, usize),
+    prompt_old: bool,
+) -> ToolResult<CaptureSinceResult> {
+    let id = cursor.pane;
+    let at = recorded_end(target, id);
     // run_command's anchor for a command that printed nothing may be a
     // prediction tmux was still checking, or corrected.
     let limit = target.hub.limits().tmux_command_timeout;
-    let anchor = predicted::settled(&target, id, cursor.anchor, limit).await;
-    let read = read_back(&target, id, cursor.server, cursor.pid, anchor).await?;
+    let anchor = predicted::settled(target, id, cursor.anchor, limit).await;
+    let read = read_back(target, id, cursor.server, cursor.pid, anchor).await?;
+    let at_cursor = read.rows.history + read.rows.cursor_y;
+    if prompt_old && !read.missed && only_line_at(&read.lines, at_cursor) {
+        return Ok(CaptureSinceResult {
+            pane_id: id,
+            cursor: cursor.encode(),
+            lines: Vec::new(),
+            elapsed_seconds: 0.0,
+            lines_missed: false,
+            missed_lines: None,
+            truncated: false,
+            truncated_lines: 0,
+            truncated_bytes: 0,
+        });
+    }
     let (lines, taken, left_lines, left_bytes) = page_lines(&read.lines, max_lines, max_bytes);
     let anchor = match read.lines[..taken].iter().rposition(|l| !l.text.is_empty()) {
         Some(last) => Anchor::new(read.lines[last].row, &read.lines[last].text),
@@ -363,17 +516,31 @@ async fn capture_since(target: Target, args: CaptureSinceArgs) -> ToolResult<Cap
         server: read.rows.server,
         pid: read.rows.pid,
         anchor,
-        output: None,
+        // Lines left to read are tmux's: the stream position would skip
+        // them.
+        output: at.filter(|_| left_lines == 0 && left_bytes == 0),
     };
     Ok(CaptureSinceResult {
         pane_id: id,
         cursor: next.encode(),
         lines,
-        elapsed_seconds: elapsed_seconds(started),
-        lines_missed: missed || read.missed,
+        elapsed_seconds: 0.0,
+        lines_missed: read.missed,
         missed_lines: read.missing.map(|n| n as i64),
         truncated: left_lines > 0 || left_bytes > 0,
         truncated_lines: left_lines as i64,
         truncated_bytes: left_bytes as i64,
     })
+}
+
+/// The only line with text in `lines` is the one holding the cursor's row.
+fn only_line_at(lines: &[Line], cursor: u64) -> bool {
+    let mut written = lines.iter().filter(|l| !l.text.is_empty());
+    match (written.next(), written.next()) {
+        (Some(line), None) => {
+            let next = lines.iter().find(|l| l.row > line.row).map(|l| l.row);
+            line.row <= cursor && next.is_none_or(|n| cursor < n)
+        }
+        _ => false,
+    }
 }

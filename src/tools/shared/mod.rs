@@ -16,7 +16,7 @@
 //!   terminal is owed first (passwords, the floor);
 //! - following a pane's output: [`observe`] (`Watch`), [`pace`] (how a
 //!   wait sleeps and reports progress), [`cursor`], [`tail`], [`since`]
-//!   (where a wait starts);
+//!   (where a wait starts), [`linger`] (panes kept recorded between calls);
 //! - [`bounded`] and [`capture`]: every result's bounds;
 //! - [`shell`]: typing a command into a shell and reading its output and
 //!   status back (run_command's machinery, and the last command of a pane).
@@ -31,6 +31,7 @@ pub mod cursor;
 pub mod filters;
 pub mod guard;
 pub mod keys;
+pub mod linger;
 pub mod lookup;
 pub mod marks;
 pub mod models;

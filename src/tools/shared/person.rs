@@ -32,7 +32,7 @@ use crate::config::Limits;
 use crate::process::{self, Activity};
 use crate::tmux::socket::Address;
 use crate::tmux::{Command, PaneId, format};
-use crate::tools::shared::lookup;
+use crate::tools::shared::{linger, lookup};
 use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
 
 /// The longest agent input waits for a person to pause.
@@ -173,7 +173,21 @@ pub async fn before_typing(target: &Target, pane: PaneId, no_secret: bool) -> To
 }
 
 /// [`before_typing`] from what [`look_ahead`] read, while it is fresh.
+/// Once typing may go ahead, the pane is kept recorded
+/// ([`linger::keep`]): what the input makes it print is in the stream
+/// for a read `since` it, whatever tmux's own record keeps.
 pub async fn before_typing_seen(
+    target: &Target,
+    pane: PaneId,
+    no_secret: bool,
+    seen: Option<Seen>,
+) -> ToolResult<Waited> {
+    let waited = checks_before_typing(target, pane, no_secret, seen).await?;
+    linger::keep(target, pane).await;
+    Ok(waited)
+}
+
+async fn checks_before_typing(
     target: &Target,
     pane: PaneId,
     no_secret: bool,
