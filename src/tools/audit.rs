@@ -49,14 +49,9 @@ fn redact(value: &Value, with_hash: bool) -> Value {
     }
 }
 
-/// The arguments of a call, safe to log.
-pub fn summarize(args: &Value) -> Value {
-    summarize_hashed(args, true)
-}
-
-/// [`summarize`], with sensitive values as their length alone unless
-/// `with_hash`.
-fn summarize_hashed(args: &Value, with_hash: bool) -> Value {
+/// The arguments of a call, safe to log: sensitive values as their length,
+/// and their digest when `with_hash`.
+fn summarize(args: &Value, with_hash: bool) -> Value {
     let Some(map) = args.as_object() else {
         return json!({ "type": json_type(args), "redacted": true });
     };
@@ -81,14 +76,14 @@ fn summarize_nested(value: &Value, with_hash: bool) -> Value {
             rows.iter()
                 .map(|row| {
                     if row.is_object() {
-                        summarize_hashed(row, with_hash)
+                        summarize(row, with_hash)
                     } else {
                         plain(row, with_hash)
                     }
                 })
                 .collect(),
         ),
-        Value::Object(_) => summarize_hashed(value, with_hash),
+        Value::Object(_) => summarize(value, with_hash),
         other => json!({ "type": json_type(other), "redacted": true }),
     }
 }
@@ -126,7 +121,7 @@ pub fn record(tool: &str, args: &Value, error: Option<&ToolError>, millis: f64) 
     // of the formatted line with a system call of its own (dozens per call).
     let line = format!(
         "tmux-mcp audit: tool={tool} {outcome} duration_ms={millis:.3} args={}\n",
-        summarize_hashed(args, with_hash)
+        summarize(args, with_hash)
     );
     let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
 }
@@ -144,11 +139,11 @@ mod tests {
             "operations": [{"tool": "send_keys", "arguments": {"keys": "pw", "pane_id": "%2"}}, {"keys": "x", "enter": true}],
             "format_string": "x".repeat(300),
         });
-        let text = summarize(&args).to_string();
+        let text = summarize(&args, true).to_string();
         for secret in ["hunter2", "s3cret", "\"pw\""] {
             assert!(!text.contains(secret), "{secret} leaked: {text}");
         }
-        let summary = summarize(&args);
+        let summary = summarize(&args, true);
         assert_eq!(summary["pane_id"], "%1");
         assert_eq!(summary["keys"]["len"], 7);
         assert!(summary["environment"]["TOKEN"]["sha256_prefix"].is_string());
@@ -162,7 +157,7 @@ mod tests {
                 .ends_with("...<truncated>")
         );
         assert_eq!(digest("abc", true)["sha256_prefix"], "ba7816bf8f01");
-        let patterns = summarize(&json!({"patterns": ["READY", "x".repeat(300)]}));
+        let patterns = summarize(&json!({"patterns": ["READY", "x".repeat(300)]}), true);
         assert_eq!(patterns["patterns"][0], "READY");
         assert!(
             patterns["patterns"][1]
@@ -179,7 +174,7 @@ mod tests {
             "keys": "1234",
             "operations": [{"tool": "send_keys", "arguments": {"keys": "1234"}}],
         });
-        let summary = summarize_hashed(&args, false);
+        let summary = summarize(&args, false);
         assert_eq!(summary["keys"], json!({ "len": 4 }));
         assert_eq!(
             summary["operations"][0]["arguments"]["keys"],
@@ -187,7 +182,7 @@ mod tests {
         );
         // What the reference logs otherwise: 1234's digest, found again by
         // hashing every four-digit number.
-        let prefix = &summarize(&args)["keys"]["sha256_prefix"];
+        let prefix = &summarize(&args, true)["keys"]["sha256_prefix"];
         assert_eq!(prefix, &digest("1234", true)["sha256_prefix"]);
     }
 }
