@@ -426,7 +426,7 @@ impl Hub {
         let rows = Command::new("display-message")
             .flag("-p")
             .target(pane)
-            .arg("#{pid} #{pane_pid} #{history_size} #{cursor_y} #{pane_width} #{cursor_x}");
+            .arg("#{pid} #{pane_pid} #{history_size} #{cursor_y} #{pane_width} #{cursor_x} #{pane_in_mode}");
         // The visible screen, from its top row.
         let screen = Command::new("capture-pane")
             .flag("-p")
@@ -436,6 +436,12 @@ impl Hub {
         let runs = [&rows, &screen, command].map(|c| self.run_unmarked(c));
         let mut replies = in_order(runs.into()).await.into_iter();
         let (rows, screen, input) = (replies.next(), replies.next(), replies.next());
+        if let Some(Ok(rows)) = &rows
+            && in_mode(rows)
+            && command.is_one_of(&["send-keys"])
+        {
+            self.retire_commands();
+        }
         let (tmux, line) = match (rows, screen) {
             (Some(Ok(rows)), Some(Ok(screen))) => tmux_mark(&rows, &screen).unzip(),
             _ => (None, None),
@@ -444,6 +450,21 @@ impl Hub {
         self.panes
             .record_input(pane, InputMark { ring, tmux, line });
         input.unwrap_or(Err(TmuxError::NotSent))
+    }
+
+    /// Lets the command client go once keys went to a pane in a mode
+    /// (read in the same queue run as the keys, so no person's key came
+    /// between): the mode's binding for a key may open a prompt (copy
+    /// mode's `f`, `g`, `/`) on the client that sent it, and from tmux 3.3
+    /// that client's queue waits until the prompt closes, which nobody can
+    /// do on a control client: every later command would go unanswered.
+    /// Closing the client closes its prompt; the next command attaches a
+    /// fresh one (see protocol/tmux-control.md, "Keys into a mode").
+    fn retire_commands(&self) {
+        let client = self.clients().commands.take();
+        if let Some(client) = client.and_then(|cell| cell.get().cloned()) {
+            tokio::spawn(client.leave());
+        }
     }
 
     async fn run_unmarked(&self, command: &Command) -> Result<Lines, TmuxError> {
@@ -1094,6 +1115,13 @@ async fn in_order<F: Future>(runs: Vec<F>) -> Vec<F::Output> {
     })
     .await;
     done.into_iter().flatten().collect()
+}
+
+/// Whether [`Hub::run_marked`]'s read of the pane found it in a mode
+/// (its seventh field, `#{pane_in_mode}`).
+fn in_mode(rows: &[Vec<u8>]) -> bool {
+    let field = rows.first().and_then(|r| r.split(|&b| b == b' ').nth(6));
+    field.is_some_and(|f| f != b"0" && !f.is_empty())
 }
 
 /// An input mark's tmux half, and the line the cursor was on.

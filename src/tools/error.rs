@@ -165,6 +165,12 @@ pub enum ErrorKind {
     NoPanesExist,
     /// A person is typing where the agent would: input waited and gave up.
     HumanActive,
+    /// The prompt's line holds text the agent would add to (a person's
+    /// half-typed command): nothing was typed.
+    LineNotEmpty,
+    /// The pane is in a mode (copy mode: a person scrolling back), where
+    /// keys drive the mode, not the program: nothing was typed.
+    PaneInMode,
 }
 
 impl ErrorKind {
@@ -206,6 +212,8 @@ impl ErrorKind {
             ErrorKind::NoWindowsExist => "NoWindowsExist",
             ErrorKind::NoPanesExist => "NoPanesExist",
             ErrorKind::HumanActive => "human_active",
+            ErrorKind::LineNotEmpty => "line_not_empty",
+            ErrorKind::PaneInMode => "pane_in_mode",
         }
     }
 }
@@ -282,6 +290,8 @@ mod tests {
             (PaneRespawned, "PaneRespawned"),
             (NoWindowsExist, "NoWindowsExist"),
             (NoPanesExist, "NoPanesExist"),
+            (LineNotEmpty, "line_not_empty"),
+            (PaneInMode, "pane_in_mode"),
         ];
         for (kind, spelling) in pinned {
             assert_eq!(kind.as_str(), spelling);

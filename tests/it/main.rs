@@ -43,6 +43,7 @@ mod pane_clean_live;
 mod pane_io_live;
 mod pane_layout_live;
 mod pane_states_live;
+mod person_line_live;
 mod person_live;
 mod person_soak_live;
 mod picture_live;

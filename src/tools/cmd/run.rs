@@ -20,6 +20,7 @@ use crate::tools::shared::observe::{self, Watch};
 use crate::tools::shared::pace::Pace;
 use crate::tools::shared::person;
 use crate::tools::shared::shell::handles::{self, Commands, Record};
+use crate::tools::shared::shell::line;
 use crate::tools::shared::shell::predicted;
 use crate::tools::shared::shell::prompt;
 use crate::tools::shared::shell::span::{self, Delimiters, Span};
@@ -176,6 +177,8 @@ async fn type_command(
         state::await_shell(watch, target).await?;
     }
     prompt::prompt_drawn(watch, target).await?;
+    // Never added to a line it did not empty itself, nor typed into a mode.
+    line::check(target, watch.id, true).await?;
     let how = ShellTyping {
         suppress_history: run.suppress,
         fish: watch.command == "fish",

@@ -39,6 +39,7 @@ use crate::tools::shared::lookup::{self, PaneSel};
 use crate::tools::shared::observe::Watch;
 use crate::tools::shared::pace::{Pace, Woke, elapsed_seconds};
 use crate::tools::shared::person;
+use crate::tools::shared::shell::{line, state};
 use crate::tools::toolsets::Toolset;
 use crate::tools::{Call, ErrorKind, INPUT, Target, ToolDef, ToolResult};
 
@@ -147,6 +148,9 @@ async fn send_prompt(
         }
         waited => waited?,
     };
+    // Not into a mode; at a shell's prompt, not after a person's text.
+    let shell = state::is_shell(&watch.command) && !watch.alternate_at_start;
+    line::check(&target, pane, shell).await?;
     paste(&target, pane, &args.text).await?;
     if !args.submit {
         return Ok(finish(PromptOutcome::TypedNotSubmitted, 0, None));

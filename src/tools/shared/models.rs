@@ -106,6 +106,9 @@ pub struct PaneInfo {
     /// prompt, input, secret, running or exited (list_panes with states=true only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pane_state: Option<&'static str>,
+    /// True in a mode (copy mode: keys drive it; run_command and send_prompt refuse); absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pane_in_mode: bool,
 }
 
 impl PaneInfo {

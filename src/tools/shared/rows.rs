@@ -137,6 +137,7 @@ pub const PANE: Rows<PaneInfo> = pane_schema! {
         // Empty before tmux 3.7, which has no floating panes.
         ("pane_floating_flag", |m, v| m.pane_floating = flag(v) == Some(true)),
         (PANE_MARK, |m, v| m.created_by = opt(v)),
+        ("pane_in_mode", |m, v| m.pane_in_mode = int(v).is_some_and(|n| n > 0)),
     ],
 };
 

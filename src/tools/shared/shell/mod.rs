@@ -8,7 +8,8 @@
 //! ([`typed`]). tmux's screen drops both, so the pane shows what a person
 //! would have typed and seen. Before typing, the pane's foreground must be
 //! a shell ([`state`]); the prompt is awaited before and after
-//! ([`prompt`]). [`last`] reads the last command of a pane nobody drove;
+//! ([`prompt`]), and what a person left on its line refuses the input
+//! ([`line`]). [`last`] reads the last command of a pane nobody drove;
 //! [`handles`] keeps the commands that outlive their call, and
 //! [`end_scripts`] the scripts their wrappers run beside the tmux socket;
 //! [`predicted`] tells the cursor of a command that printed nothing.
@@ -16,6 +17,7 @@
 pub mod end_scripts;
 pub mod handles;
 pub mod last;
+pub mod line;
 pub mod predicted;
 pub mod prompt;
 pub mod span;

@@ -115,7 +115,16 @@ pub async fn after_timeout(target: &Target, watch: &Watch, live: bool) -> (PaneS
     }
     match pane_now(target, watch.id).await {
         Ok(Some(now)) if !now.dead => running(&now.command),
-        _ => exited(),
+        Ok(_) => exited(),
+        // No answer is no news of an end (issue 33: a live shell read
+        // `exited` while tmux's queue was held).
+        Err(e) => {
+            let (state, note) = running("");
+            (
+                state,
+                format!("{note} (tmux did not answer: {})", e.message),
+            )
+        }
     }
 }
 
