@@ -49,7 +49,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
             "send_prompt",
             Toolset::Execute,
             "Send Prompt",
-            "Paste a message into a pane's program (agent CLI, REPL, shell) as one paste, then Enter once it took it, checked and retried.",
+            "Paste a message into a pane's program (agent CLI, REPL; a shell command: run_command) as one paste, then Enter once it took it, checked and retried.",
             INPUT,
             send_prompt,
         )
