@@ -184,6 +184,23 @@ pub const CANONICAL_PROMPT_SHELLS: &[&[u8]] = &[
     b"dash", b"sh", b"ash", b"busybox", b"posh", b"ksh", b"ksh93",
 ];
 
+/// Interactive shells by process name: a pane's own process waiting for
+/// the terminal is at its prompt when it is one of these, and a program
+/// started in the pane's place (`python3 -q` at `>>>`) waits for input.
+const SHELL_NAMES: &[&[u8]] = &[
+    b"sh", b"ash", b"dash", b"bash", b"rbash", b"zsh", b"fish", b"ksh", b"ksh93", b"mksh", b"oksh",
+    b"pdksh", b"yash", b"posh", b"busybox", b"tcsh", b"csh", b"nu", b"elvish", b"xonsh", b"pwsh",
+    b"ion", b"osh",
+];
+
+/// Whether `comm` names a shell ([`SHELL_NAMES`]); a login shell's `-`
+/// and a path (as BSD `ps` may print it) are not part of the name.
+fn is_shell_name(comm: &[u8]) -> bool {
+    let comm = comm.strip_prefix(b"-").unwrap_or(comm);
+    let name = comm.rsplit(|b| *b == b'/').next().unwrap_or(comm);
+    SHELL_NAMES.contains(&name)
+}
+
 impl Probe {
     /// A process this machine cannot look at (it runs on another host):
     /// running, as far as is known; only that it exists is not even known,
@@ -604,7 +621,9 @@ pub fn judge(facts: &Facts) -> Probe {
         let foreground = shell.stat.tpgid == shell.stat.pgrp;
         let activity = match (foreground, reading, busy) {
             (true, true, _) => input(facts),
-            (true, false, false) => Activity::Prompt,
+            (true, false, false) if is_shell_name(&shell.stat.comm) => Activity::Prompt,
+            // A program in the pane's place, waiting at its own prompt.
+            (true, false, false) => Activity::Input,
             // Busy, or a foreground group with no member found (it just
             // ended).
             _ => Activity::Running,
@@ -1139,6 +1158,11 @@ mod tests {
             own(Running, ("zsh", Wait::Other), false),
             // A wait channel it would not tell: the prompt is the guess.
             own(Prompt, ("bash", Wait::Hidden), false),
+            // A program in the pane's place (create_window(shell=...)) at
+            // its own prompt waits for input: python3's readline polls in
+            // raw mode, node's REPL too.
+            own(Input, ("python3", Wait::Poll), false),
+            own(Input, ("node", Wait::Poll), false),
         ];
         for (want, f) in cases {
             assert_eq!(

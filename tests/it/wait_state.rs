@@ -657,3 +657,30 @@ async fn a_flooding_writer_is_running_and_a_question_is_input() {
         tmux.cmd(&["send-keys", "-t", pane, "C-c"]);
     }
 }
+
+/// A program started in a pane's place (`create_window(shell=...)`) is no
+/// shell: at its own prompt it waits for input, as the README's
+/// orchestration example says (issue 33, r9).
+#[tokio::test]
+async fn a_program_started_as_the_pane_reads_input_at_its_prompt() {
+    if !cfg!(target_os = "linux") || !shell_installed("python3", "a REPL as the pane") {
+        return;
+    }
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let window = ok(
+        &svc,
+        "create_window",
+        json!({"session_name": "main", "shell": "python3 -q"}),
+    )
+    .await;
+    let pane = window["active_pane_id"]
+        .as_str()
+        .expect("a pane")
+        .to_owned();
+    tmux.until_text(&pane, |t| t.contains(">>>")).await;
+    let args = json!({"pane_id": pane, "states": ["input"], "timeout": 10});
+    let found = ok(&svc, "wait_for_state", args).await;
+    assert_eq!(found["found"], true, "{found}");
+    assert_eq!(found["state"], "input", "{found}");
+}
