@@ -203,3 +203,49 @@ async fn a_client_without_elicitation_is_refused_and_nothing_is_killed() {
             .success()
     );
 }
+
+/// kill_pane of a window's last pane is a kill_window (or, for a session's
+/// last window, a kill_session): asked the same; a pane with siblings is
+/// killed without a question.
+#[tokio::test]
+async fn killing_a_windows_last_pane_is_asked_too() {
+    let tmux = PrivateTmux::start();
+    let window = new_window(&tmux);
+    let last = tmux
+        .cmd(&["display-message", "-p", "-t", &window, "#{pane_id}"])
+        .trim()
+        .to_owned();
+    let sibling = tmux
+        .cmd(&[
+            "split-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            &window,
+        ])
+        .trim()
+        .to_owned();
+    let (mut wire, _child) = server(&tmux, json!({"elicitation": {"form": {}}})).await;
+    let params = json!({"name": "kill_pane", "arguments": {"pane_id": sibling}});
+    wire.send_request(40, "tools/call", params).await;
+    let result = result_of(&mut wire, 40).await;
+    assert!(result.get("isError").is_none(), "{result}");
+
+    let params = json!({"name": "kill_pane", "arguments": {"pane_id": last}});
+    wire.send_request(41, "tools/call", params).await;
+    let question = wire.recv().await;
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    let message = question["params"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&window) && message.contains(&last),
+        "{message}"
+    );
+    let answer = json!({"action": "decline"});
+    wire.send(json!({"jsonrpc": "2.0", "id": question["id"], "result": answer}))
+        .await;
+    let result = result_of(&mut wire, 41).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(windows(&tmux).contains(&window), "the window stays");
+}

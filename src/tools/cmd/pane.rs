@@ -14,6 +14,7 @@ use crate::tools::error::pane_not_found;
 use crate::tools::shared::args::yes;
 use crate::tools::shared::bounded::{self, MaxLines};
 use crate::tools::shared::capture::{backstop, capture_bound, trimmed_lines};
+use crate::tools::shared::confirm;
 use crate::tools::shared::filters::{self, Filters};
 use crate::tools::shared::guard::Doomed;
 use crate::tools::shared::keys::{KeyOptions, type_keys};
@@ -286,12 +287,37 @@ pub struct KillPaneArgs {
     pane_id: String,
 }
 
-async fn kill_pane(Call { app, target, .. }: Call, args: KillPaneArgs) -> ToolResult<String> {
+async fn kill_pane(Call { app, target, ctx }: Call, args: KillPaneArgs) -> ToolResult<String> {
     let pane = lookup::pane_id(&args.pane_id)?;
     app.refuse_self_harm(&target, Doomed::Pane(pane)).await?;
+    const FIELDS: [&str; 6] = [
+        "pane_id",
+        "window_panes",
+        "session_windows",
+        "window_id",
+        "window_name",
+        "session_name",
+    ];
+    let at = lookup::pane_record(&target, pane, &FIELDS).await?;
+    // A window's last pane takes the window with it, and the session when
+    // that was its last window: asked as kill_window and kill_session are.
+    if app.config.confirm_teardown && at[1] == "1" {
+        let server = confirm::server_of(&target);
+        let what = if at[2] == "1" {
+            format!(
+                "session {:?} (with its last pane {pane}) on {server}",
+                at[5]
+            )
+        } else {
+            format!(
+                "window {:?} ({}, with its last pane {pane}) of session {:?} on {server}",
+                at[4], at[3], at[5]
+            )
+        };
+        app.confirm_teardown(&ctx, &what).await?;
+    }
     // The hub runs the kill in a process of its own and forgets a client of
     // ours whose session went with the pane.
-    lookup::pane_record(&target, pane, &["pane_id"]).await?;
     target.run(Command::new("kill-pane").target(pane)).await?;
     Ok(format!("Pane killed: {pane}"))
 }
