@@ -104,7 +104,8 @@ fn case(tool: &str, o: &Ids) -> Case {
     }
 }
 
-/// Calls that change the whole server, refused under any narrower scope.
+/// Calls that change or read the whole server, refused under any narrower
+/// scope.
 fn server_wide() -> Vec<(&'static str, Value)> {
     vec![
         (
@@ -119,6 +120,9 @@ fn server_wide() -> Vec<(&'static str, Value)> {
             "set_environment",
             json!({ "name": "SCOPE_X", "value": "1" }),
         ),
+        // Read, not changed: the server's own environment, which every new
+        // process inherits.
+        ("show_environment", json!({})),
     ]
 }
 

@@ -445,6 +445,11 @@ async fn env_scope(target: &Target, session: &SessionSel, cmd: Command) -> ToolR
 }
 
 async fn show_environment(target: Target, args: SessionArgs) -> ToolResult<EnvironmentResult> {
+    if !args.session.is_given() {
+        // The global environment is the server's, and every new process
+        // in it inherits it: outside a session or owned scope.
+        refuse_server_wide(&target, "Reading the global environment")?;
+    }
     // `-s` prints shell syntax with the value quoted: a value holding a
     // newline stays one variable (the plain form would split it into two).
     let cmd = env_scope(
