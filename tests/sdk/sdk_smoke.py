@@ -110,9 +110,12 @@ async def picture(s, pane):
             result = await s.client.call_tool("snapshot_pane", {"pane_id": pane, "format": "png"})
     except Exception as e:  # noqa: BLE001 - includes the SDK's outputSchema check
         return report(label, False, f"{type(e).__name__}: {e}")
-    images = [c for c in result.content if c.type == "image"]
-    png = base64.b64decode(images[0].data)[:8] if images else b""
-    ok = (not result.is_error and len(images) == 1 and images[0].mimeType == "image/png"
+    images = [c for c in result.content if getattr(c, "type", None) == "image"]
+    image = images[0] if images else None
+    # The SDK names fields in snake case (2.x) or as on the wire (1.x).
+    mime = getattr(image, "mime_type", None) or getattr(image, "mimeType", None)
+    png = base64.b64decode(image.data)[:8] if image is not None else b""
+    ok = (not result.is_error and len(images) == 1 and mime == "image/png"
           and png == b"\x89PNG\r\n\x1a\n" and result.structured_content is None)
     return report(label, ok, "" if ok else f"content {[c.type for c in result.content]}, "
                   f"structured {result.structured_content!r}, isError {result.is_error}")
