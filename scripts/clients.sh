@@ -79,7 +79,7 @@ expect "inspector: the session is there" 'main'
 step "inspector: tools/call snapshot_pane format=png" \
   "${inspector[@]}" --method tools/call --tool-name snapshot_pane \
     --tool-arg "pane_id=$pane" --tool-arg format=png
-expect "inspector: the picture is an image" '"type": "image"'
+expect "inspector: the picture is an image" '"mimeType":"image/png"'
 step "inspector: resources/list" "${inspector[@]}" --method resources/list
 expect "inspector: tmux://sessions listed" 'tmux://sessions'
 step "inspector: --protocol-era modern tools/list" \

@@ -11,7 +11,7 @@ use tmux_mcp::panes::screen::Colour;
 use tmux_mcp::picture::{CELL_H, CELL_W, DEFAULT_BG, DEFAULT_FG, rgb};
 use unicode_width::UnicodeWidthChar;
 
-use crate::support::{BOUND, PrivateTmux, call, err};
+use crate::support::{PrivateTmux, call, err};
 
 struct Image {
     width: usize,
@@ -26,7 +26,7 @@ impl Image {
 }
 
 /// One of tmux's cells as the test reads it.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 struct TmuxCell {
     ch: char,
     fg: [u8; 3],
@@ -159,26 +159,14 @@ fn geometry(tmux: &PrivateTmux, pane: &str) -> (usize, usize, usize, usize, bool
 /// Checks every cell of `pane`'s picture against tmux; returns how many
 /// cells had a glyph and the distinct backgrounds seen.
 async fn compare(tmux: &PrivateTmux, pane: &str) -> (usize, Vec<[u8; 3]>) {
+    let (image, caption) = picture(tmux, pane).await;
     let (width, height, cx, cy, shown) = geometry(tmux, pane);
-    // The picture is of the screen tmux holds before and after it: a
-    // program's last write may still be on its way when the test looks.
-    let started = std::time::Instant::now();
-    let (image, caption, cells) = loop {
-        let before = tmux_cells(tmux, pane, width);
-        let (image, caption) = picture(tmux, pane).await;
-        if tmux_cells(tmux, pane, width) == before {
-            break (image, caption, before);
-        }
-        assert!(
-            started.elapsed() < BOUND,
-            "{pane}: the screen never stood still"
-        );
-    };
     assert_eq!(image.width, width * CELL_W);
     assert!(
         caption.starts_with(&format!("{pane} {width}x{height}, ")),
         "{caption}"
     );
+    let cells = tmux_cells(tmux, pane, width);
     let mut glyphs = 0;
     let mut backgrounds = Vec::new();
     for (y, row) in cells.iter().enumerate().take(height) {
