@@ -84,7 +84,6 @@ MAX_FN_LINES = 80
 LONG = {
     ("tools/cmd/attention.rs", "scope"): 89,
     ("tools/cmd/run.rs", "run_command"): 109,
-    ("tools/cmd/since.rs", "capture_since"): 116,
     ("tools/shared/observe.rs", "read_back"): 108,
     ("tools/tool.rs", "new"): 89,
 }
