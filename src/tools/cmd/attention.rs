@@ -234,6 +234,17 @@ impl Sentry {
         })
     }
 
+    /// The pane's end as tmux tells it (`Some` detail: `respawned` or
+    /// none), or `None` while it lives.
+    async fn end_seen(&mut self, target: &Target) -> ToolResult<Option<&'static str>> {
+        match self.watch.check_alive(target).await {
+            Ok(_) => Ok(None),
+            Err(e) if !e.kind.is_pane_end() || e.kind == ErrorKind::TmuxServerGone => Err(e),
+            Err(e) if e.kind == ErrorKind::PaneRespawned => Ok(Some("respawned")),
+            Err(_) => Ok(Some("")),
+        }
+    }
+
     /// The settle point due next in this quiet spell.
     fn next_probe(&self, points: &[Duration]) -> Option<Instant> {
         let spell = self.spell.filter(|_| !self.gone)?;
@@ -263,15 +274,8 @@ impl Sentry {
             self.passed = 0;
             self.idled = false;
         }
-        if let Err(e) = self.watch.check_alive(target).await {
-            if !e.kind.is_pane_end() || e.kind == ErrorKind::TmuxServerGone {
-                return Err(e);
-            }
+        if let Some(detail) = self.end_seen(target).await? {
             self.gone = true;
-            let detail = match e.kind {
-                ErrorKind::PaneRespawned => "respawned",
-                _ => "",
-            };
             feed.push(id, Reason::Exited, detail, unix_ms());
             return Ok(());
         }
@@ -303,7 +307,9 @@ impl Sentry {
                 let detail = match probe.activity {
                     // Who can answer it, and how they reach the pane.
                     Activity::Secret => format!("{command}: {}", person::reach(target, id)),
-                    Activity::Exited => String::new(),
+                    // The process ended after the look above: tmux tells
+                    // whether the pane went, or was respawned under us.
+                    Activity::Exited => self.end_seen(target).await?.unwrap_or("").to_owned(),
                     _ => command,
                 };
                 self.gone = reason == Reason::Exited;
