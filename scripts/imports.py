@@ -84,7 +84,7 @@ MAX_FN_LINES = 80
 LONG = {
     ("tools/cmd/attention.rs", "scope"): 89,
     ("tools/cmd/run.rs", "run_command"): 109,
-    ("tools/shared/observe.rs", "read_back"): 108,
+    ("drive/read_back.rs", "read_back"): 108,
     ("tools/tool.rs", "new"): 89,
 }
 FN = re.compile(r"^(\s*)(?:pub(?:\([\w:]+\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(\w+)", re.M)

@@ -29,16 +29,23 @@
 //! - [`process`]: what a pane's process is doing, from the OS (`/proc`, or
 //!   `ps` on any unix):
 //!   at its prompt, waiting for input, running, exited. Knows nothing of tmux.
+//! - [`drive`]: what the tools do to a pane, below them and above
+//!   `tmux`, `panes` and `process`: the watch and the read-back from tmux
+//!   history, cursors and `since`, the activity probe, input and the
+//!   person's floor, pacing and bounds, and run_command's machinery and
+//!   command handles (`drive/shell/`). It never imports `tools`.
 //! - [`tools`]: the tool table that drives both `tools/list` and
 //!   `tools/call`, on three floors, imports pointing down: the call path
 //!   (`tools/*.rs`), the vocabulary the groups share (`tools/shared/`:
-//!   lookups, the guard, watching a pane's output, result models), and one
+//!   selectors and lookups, scopes, the guard, result models), and one
 //!   file per tool group (`tools/cmd/`).
 //! - [`cli`]: the command line (`serve`, `call`, `tools`, `doctor`, `demo`);
 //!   [`doctor`] checks an environment, [`demo`] drives the real server over
 //!   stdio on a private tmux server and narrates each step.
 //!
-//! # A byte's path, from tmux to a waiting call
+//! # A byte's two paths, from tmux to a waiting call
+//!
+//! Live, as tmux prints it:
 //!
 //! 1. tmux writes `%output %3 …` on the stdout of the streaming client of
 //!    `%3`'s session (a lease, taken by the waiting call's `Watch`, keeps
@@ -50,10 +57,20 @@
 //! 4. [`panes::Ring::append`] records it under the pane's short lock.
 //! 5. The pane's change signal is bumped (`Pane::bump`).
 //! 6. The waiter, asleep in `Pace::sleep` on `Watch::changed`
-//!    (`tools/shared/pace.rs`, `tools/shared/observe.rs`), wakes; it reads
-//!    from its cursor with [`panes::Follower::read`] through a [`panes::LineView`].
+//!    (`drive/pace.rs`, `drive/watch.rs`), wakes; it reads from its
+//!    cursor through its [`panes::Follower`] (`read_screens` for
+//!    `wait_for_text`, `Follower::read` for the byte-exact readers) and a
+//!    [`panes::LineView`].
 //! 7. The tool matches the lines and returns its result model; `mcp`
 //!    writes the answer on stdout.
+//!
+//! Read back, when the ring no longer holds it (a gap, a cursor from an
+//! earlier call, a pane watched late): the byte is in tmux's history;
+//! [`drive::read_back`] asks tmux for the pane's rows and history size,
+//! captures the rows between the cursor's anchor and now
+//! (`capture-pane -p -S -E` on the command client), and
+//! [`drive::cursor`] turns them into the lines a cursor missed; every
+//! cursor, `since` and command handle reads this way.
 //!
 //! # Where a new tool goes
 //!
@@ -64,11 +81,17 @@
 //! tools_catalog` and the README's table; tmux fields it reads get a
 //! `Schema` table (`tmux::format`).
 //!
+//! # Where a new way of handling a pane goes
+//!
+//! In `drive/`: a new kind of watch, read, input or probe, which every
+//! tool can then use; it may import `tmux`, `panes` and `process`, never
+//! `tools`.
 
 pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod doctor;
+pub mod drive;
 pub mod ids;
 pub mod mcp;
 pub mod panes;

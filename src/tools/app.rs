@@ -1,17 +1,13 @@
-//! [`App`], the state every tool call shares, and [`Target`], the tmux
-//! server one call talks to.
+//! [`App`], the state every tool call shares.
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use super::ToolError;
 use super::sock;
 use super::toolsets::{Selection, Toolset};
-use crate::config::{Config, Scope};
-use crate::tmux::hub::Hub;
+use super::{Target, ToolError};
+use crate::config::Config;
+use crate::tmux::Command;
 use crate::tmux::hubs::Hubs;
-use crate::tmux::socket::SocketSpec;
-use crate::tmux::{Command, PaneId, SessionId, WindowId};
 
 /// Shared state every tool call sees.
 pub struct App {
@@ -71,64 +67,5 @@ impl App {
         };
         let _ = tokio::time::timeout(std::time::Duration::from_secs(3), cleanup).await;
         self.hubs.shutdown().await;
-    }
-}
-
-/// The tmux server a call talks to.
-pub struct Target {
-    pub hub: Arc<Hub>,
-    pub spec: SocketSpec,
-    /// What the call may not reach (`TMUX_MCP_SCOPE`); `None`: everything
-    /// is in scope.
-    pub fence: Option<Arc<Fence>>,
-}
-
-/// The objects of one tmux server outside the scope, as listed when a call
-/// began (`tools::shared::scope` builds it). What is not listed, such as
-/// what the call itself creates, is in scope.
-#[derive(Debug, Default)]
-pub struct Fence {
-    pub scope: Scope,
-    pub sessions: HashSet<SessionId>,
-    pub session_names: HashSet<String>,
-    pub windows: HashSet<WindowId>,
-    pub panes: HashSet<PaneId>,
-}
-
-impl Target {
-    /// A target on `hub` that every object is in scope of.
-    pub fn unfenced(hub: Arc<Hub>, spec: SocketSpec) -> Target {
-        Target {
-            hub,
-            spec,
-            fence: None,
-        }
-    }
-
-    /// The same server, under the same fence (for work that outlives a call).
-    pub fn share(&self) -> Target {
-        Target {
-            hub: self.hub.clone(),
-            spec: self.spec.clone(),
-            fence: self.fence.clone(),
-        }
-    }
-
-    pub fn admits_session(&self, id: SessionId) -> bool {
-        self.fence
-            .as_ref()
-            .is_none_or(|f| !f.sessions.contains(&id))
-    }
-
-    pub fn admits_window(&self, id: WindowId) -> bool {
-        self.fence.as_ref().is_none_or(|f| !f.windows.contains(&id))
-    }
-
-    pub fn admits_pane(&self, id: PaneId) -> bool {
-        self.fence.as_ref().is_none_or(|f| !f.panes.contains(&id))
-    }
-
-    pub async fn run(&self, command: Command) -> Result<Vec<Vec<u8>>, ToolError> {
-        self.hub.run(&command).await.map_err(ToolError::from)
     }
 }

@@ -12,19 +12,21 @@
 //!
 //! Three floors, imports pointing down only (`scripts/imports.py`):
 //!
-//! 1. here, the call path: [`app`] ([`App`], the shared state, and
-//!    [`Target`], one call's server), `sock` (which server `socket_name`
-//!    names), [`tool`] ([`ToolDef`], the [`Catalog`] and the one call path
-//!    every tool shares), `schema`, [`error`], [`toolsets`], `audit`, and
-//!    [`service`] ([`TmuxService`], the [`crate::mcp::Service`] over it all);
+//! 1. here, the call path: [`app`] ([`App`], the shared state), `sock`
+//!    (which server `socket_name` names: a [`Target`]), [`tool`]
+//!    ([`ToolDef`], the [`Catalog`] and the one call path every tool
+//!    shares), `schema`, [`toolsets`], `audit`, and [`service`]
+//!    ([`TmuxService`], the [`crate::mcp::Service`] over it all);
 //! 2. [`shared`]: the vocabulary the groups share (selectors and lookups,
-//!    the guard, typing into a pane, following a pane's output, bounds);
+//!    scopes, the guard, result models, arguments);
 //! 3. [`cmd`]: one file per tool group, plus the resources and prompts.
+//!
+//! Below them all, [`crate::drive`]: what the tools do to a pane (and
+//! [`Target`] and [`ToolError`], which it defines).
 
 pub mod app;
 mod audit;
 pub mod cmd;
-pub mod error;
 mod schema;
 pub mod service;
 pub mod shared;
@@ -32,8 +34,9 @@ mod sock;
 pub mod tool;
 pub mod toolsets;
 
-pub use app::{App, Fence, Target};
-pub use error::{ErrorKind, ToolError, ToolResult};
+pub use crate::drive::error;
+pub use crate::drive::{ErrorKind, Fence, Target, ToolError, ToolResult};
+pub use app::App;
 pub use service::TmuxService;
 pub use tool::{
     ADJUST, CHANGE, CREATE, Call, Catalog, DESTROY, Hints, INPUT, NoArgs, READ, ToolDef, Untargeted,

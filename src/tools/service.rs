@@ -6,10 +6,10 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::cmd::{self, prompts, resources};
-use super::shared::shell::handles;
 use super::toolsets::{Selection, Toolset};
 use super::{App, Catalog, ToolDef};
 use crate::config::Config;
+use crate::drive::shell::handles;
 use crate::mcp::{
     BoxFuture, CallContext, CallToolResult, CompletionRequest, Features, Implementation, Service,
     ServiceError,

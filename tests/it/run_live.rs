@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 
 use crate::pane_clean_live::{at_prompt, shell_pane, transcript};
 use crate::support::{BOUND, PrivateTmux, err, ok, shell_installed};
+use tmux_mcp::drive::cursor::Cursor;
 use tmux_mcp::panes::anchor::{self, Anchor};
 use tmux_mcp::process::{self, Activity};
-use tmux_mcp::tools::shared::cursor::Cursor;
 
 /// Each shell by the name tmux reports, with a one-character prompt and
 /// no user config.

@@ -35,16 +35,16 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use crate::config::Config;
+use crate::drive::pace::{Pace, Woke};
+use crate::drive::person;
+use crate::drive::probe::{SETTLE, probe_pane, with_tmux_command};
+use crate::drive::watch::Watch;
 use crate::panes::attention::{Event, Reason};
 use crate::panes::registry::unix_ms;
 use crate::process::{Activity, Prober};
 use crate::tmux::{Command, PaneId, SessionId, WindowId, format};
 use crate::tools::shared::args::{default_wait_timeout, seconds};
 use crate::tools::shared::lookup::{self, PaneScope, SessionSel};
-use crate::tools::shared::observe::Watch;
-use crate::tools::shared::pace::{Pace, Woke};
-use crate::tools::shared::person;
-use crate::tools::shared::probe::{SETTLE, probe_pane, with_tmux_command};
 use crate::tools::toolsets::Toolset;
 use crate::tools::{Call, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
 

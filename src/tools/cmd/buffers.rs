@@ -10,13 +10,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::drive::bounded::{self, MaxLines};
+use crate::drive::person;
 use crate::tmux::format::unvis;
 use crate::tmux::{Command, TmuxError};
 use crate::tools::shared::args::{check_buffer_text, yes};
-use crate::tools::shared::bounded::{self, MaxLines};
 use crate::tools::shared::capture::{backstop, capture_bound};
 use crate::tools::shared::lookup::{self, PaneSel};
-use crate::tools::shared::person;
 use crate::tools::toolsets::Toolset;
 use crate::tools::{
     CREATE, Call, DESTROY, ErrorKind, INPUT, READ, Target, ToolDef, ToolError, ToolResult,

@@ -12,8 +12,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::config::Config;
+use crate::drive::pace::{Pace, Woke};
 use crate::tmux::{Command, TmuxError};
-use crate::tools::shared::pace::{Pace, Woke};
 use crate::tools::toolsets::Toolset;
 use crate::tools::{Call, ErrorKind, Hints, ToolDef, ToolError, ToolResult};
 

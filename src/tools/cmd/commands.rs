@@ -1,6 +1,6 @@
 //! The commands run_command started, as handles: `wait_for_command`,
 //! `list_commands`, `stop_command` (the machinery is in
-//! [`crate::tools::shared::shell::handles`]).
+//! [`crate::drive::shell::handles`]).
 
 use std::time::{Duration, Instant};
 
@@ -8,13 +8,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::drive::bounded::HeadTail;
+use crate::drive::cursor::{Cursor, OutputSpan};
+use crate::drive::pace::Pace;
+use crate::drive::read_back;
+use crate::drive::shell::handles::{self, Commands, PaneEnd, Record, Waited};
 use crate::tmux::PaneId;
 use crate::tools::shared::args::seconds;
-use crate::tools::shared::bounded::HeadTail;
-use crate::tools::shared::cursor::{Cursor, OutputSpan};
-use crate::tools::shared::observe;
-use crate::tools::shared::pace::Pace;
-use crate::tools::shared::shell::handles::{self, Commands, PaneEnd, Record, Waited};
 use crate::tools::toolsets::Toolset;
 use crate::tools::{Call, ErrorKind, INPUT, READ, Target, ToolDef, ToolError, ToolResult};
 
@@ -108,7 +108,7 @@ async fn result(
         missed,
     } = waited;
     let last = output.last().map(str::to_owned);
-    let (rows, anchor) = observe::anchor_at(target, record.pane, None, last.as_deref())
+    let (rows, anchor) = read_back::anchor_at(target, record.pane, None, last.as_deref())
         .await
         .unwrap_or_default();
     let cursor = from.map(|offset| {

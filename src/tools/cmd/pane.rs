@@ -5,6 +5,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::config::Config;
+use crate::drive::bounded::{self, MaxLines};
+use crate::drive::input::{KeyOptions, type_keys};
+use crate::drive::pane::{display_pane, own_record, pane_record};
+use crate::drive::shell::last::last_command;
+use crate::drive::shell::state::is_shell;
+use crate::drive::tail::trimmed_lines;
 use crate::panes::screen::Screen;
 use crate::picture;
 use crate::process::{self, Activity};
@@ -12,18 +18,14 @@ use crate::tmux::version::Features;
 use crate::tmux::{Command, PaneId};
 use crate::tools::error::pane_not_found;
 use crate::tools::shared::args::yes;
-use crate::tools::shared::bounded::{self, MaxLines};
-use crate::tools::shared::capture::{backstop, capture_bound, trimmed_lines};
+use crate::tools::shared::capture::{backstop, capture_bound};
 use crate::tools::shared::confirm;
 use crate::tools::shared::filters::{self, Filters};
 use crate::tools::shared::guard::Doomed;
-use crate::tools::shared::keys::{KeyOptions, type_keys};
 use crate::tools::shared::lookup::{self, PaneArgs, PaneScope, PaneSel, WindowTarget};
 use crate::tools::shared::marks::{self, Made};
 use crate::tools::shared::models::{PaneInfo, Snapshot};
 use crate::tools::shared::rows;
-use crate::tools::shared::shell::last::last_command;
-use crate::tools::shared::shell::state::is_shell;
 use crate::tools::shared::spawn::SpawnArgs;
 use crate::tools::toolsets::Toolset;
 use crate::tools::{
@@ -298,7 +300,7 @@ async fn kill_pane(Call { app, target, ctx }: Call, args: KillPaneArgs) -> ToolR
         "window_name",
         "session_name",
     ];
-    let at = lookup::pane_record(&target, pane, &FIELDS).await?;
+    let at = pane_record(&target, pane, &FIELDS).await?;
     // A window's last pane takes the window with it, and the session when
     // that was its last window: asked as kill_window and kill_session are.
     if app.config.confirm_teardown && at[1] == "1" {
@@ -418,11 +420,11 @@ async fn snapshot_pane(
     }
     let bound = capture_bound(&app, args.max_lines)?;
     let pane = lookup::resolve_pane(&target, &args.pane).await?;
-    let info = lookup::display_pane(&target, pane, rows::SNAPSHOT.template());
+    let info = display_pane(&target, pane, rows::SNAPSHOT.template());
     let capture = Command::new("capture-pane").flag("-p").target(pane);
     // Both go out at once on the control client; replies come in order.
     let (info, capture) = tokio::try_join!(info, target.run(capture))?;
-    let mut snap = lookup::own_record(pane, rows::SNAPSHOT.parse(&info), |s| Some(s.pane_id))?;
+    let mut snap = own_record(pane, rows::SNAPSHOT.parse(&info), |s| Some(s.pane_id))?;
     let lines = trimmed_lines(&capture);
     let cut = bounded::lines_to_cut(&lines, bound);
     snap.content = backstop(lines[cut..].join("\n"), bound.1);
@@ -441,7 +443,7 @@ const PICTURE_FIELDS: &str = "#{pane_id}\t#{pane_width}\t#{pane_height}\t#{curso
 async fn picture(target: &Target, sel: &PaneSel) -> ToolResult<Snapshot> {
     let pane = lookup::resolve_pane(target, sel).await?;
     let mode_capture = Features::of(target.hub.version().await).mode_capture;
-    let info = lookup::display_pane(target, pane, PICTURE_FIELDS.into());
+    let info = display_pane(target, pane, PICTURE_FIELDS.into());
     let capture = Command::new("capture-pane")
         .flag("-e")
         .flag("-p")

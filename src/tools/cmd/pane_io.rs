@@ -8,16 +8,16 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::drive::bounded::DEFAULT_BYTES;
+use crate::drive::input::{self, KeyOptions};
+use crate::drive::person;
+use crate::drive::tail::trimmed_lines;
 use crate::tmux::{Command, PaneId, SessionId, TmuxError};
 use crate::tools::shared::args::OnError;
 use crate::tools::shared::args::{check_buffer_text, yes};
-use crate::tools::shared::bounded::DEFAULT_BYTES;
-use crate::tools::shared::capture::trimmed_lines;
 use crate::tools::shared::guard::Doomed;
-use crate::tools::shared::keys::{self, KeyOptions};
 use crate::tools::shared::lookup::{self, PaneArgs, PaneSel, SessionSel};
 use crate::tools::shared::models::PaneContentMatch;
-use crate::tools::shared::person;
 use crate::tools::shared::rows;
 use crate::tools::shared::spawn::{self, SpawnArgs};
 use crate::tools::toolsets::Toolset;
@@ -277,7 +277,9 @@ async fn send_one(
             literal: op.literal,
             suppress_history: op.suppress_history,
         };
-        keys::type_keys(target, pane, &op.keys, how).await.map(drop)
+        input::type_keys(target, pane, &op.keys, how)
+            .await
+            .map(drop)
     };
     let result = deadline.bound(run).await;
     // A well-formed id names no pane until tmux says so: then, as for

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::config::Config;
+use crate::drive::pane::pane_record;
 use crate::tmux::{Command, PaneId, TmuxError, WindowId};
 use crate::tools::shared::args::cells;
 use crate::tools::shared::lookup::{self, PaneArgs, PaneSel, WindowTarget};
@@ -80,7 +81,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
 async fn pane_vars(target: &Target, pane: PaneId, fields: &[&str]) -> ToolResult<Vec<String>> {
     let mut all = vec!["pane_id"];
     all.extend_from_slice(fields);
-    let mut record = lookup::pane_record(target, pane, &all).await?;
+    let mut record = pane_record(target, pane, &all).await?;
     Ok(record.split_off(1))
 }
 

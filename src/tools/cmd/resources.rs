@@ -9,9 +9,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::drive::tail::trimmed_lines;
 use crate::mcp::{CompletionRef, CompletionRequest, ServiceError};
 use crate::tmux::{Command, SessionId};
-use crate::tools::shared::capture::trimmed_lines;
 use crate::tools::shared::{lookup, scope};
 use crate::tools::{App, ErrorKind, Target, ToolError};
 

@@ -1,6 +1,6 @@
 //! `run_command`: type a command at a shell prompt, wait for it to end, and
 //! return its exit status and its own output, bounded (the machinery is
-//! in [`crate::tools::shared::shell`]).
+//! in [`crate::drive::shell`]).
 
 use std::time::{Duration, Instant};
 
@@ -8,24 +8,25 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::drive::bounded::{self, HeadTail, MaxLines};
+use crate::drive::cursor::{Cursor, OutputSpan};
+use crate::drive::pace::Pace;
+use crate::drive::person;
+use crate::drive::read_back::{self};
+use crate::drive::shell::handles::{self, Commands, Record};
+use crate::drive::shell::line;
+use crate::drive::shell::predicted;
+use crate::drive::shell::prompt;
+use crate::drive::shell::span::{self, Delimiters, Span};
+use crate::drive::shell::state::{self, PaneState};
+use crate::drive::shell::typed::{self, ShellTyping};
+use crate::drive::watch::Geometry;
+use crate::drive::watch::Watch;
 use crate::panes::anchor::Anchor;
 use crate::tmux::{Command, PaneId};
 use crate::tools::shared::args::seconds;
 use crate::tools::shared::args::yes;
-use crate::tools::shared::bounded::{self, HeadTail, MaxLines};
-use crate::tools::shared::cursor::{Cursor, OutputSpan};
 use crate::tools::shared::lookup::{self, PaneSel};
-use crate::tools::shared::observe::Geometry;
-use crate::tools::shared::observe::{self, Watch};
-use crate::tools::shared::pace::Pace;
-use crate::tools::shared::person;
-use crate::tools::shared::shell::handles::{self, Commands, Record};
-use crate::tools::shared::shell::line;
-use crate::tools::shared::shell::predicted;
-use crate::tools::shared::shell::prompt;
-use crate::tools::shared::shell::span::{self, Delimiters, Span};
-use crate::tools::shared::shell::state::{self, PaneState};
-use crate::tools::shared::shell::typed::{self, ShellTyping};
 use crate::tools::toolsets::Toolset;
 use crate::tools::{App, Call, INPUT, Target, ToolDef, ToolError, ToolResult};
 
@@ -352,7 +353,7 @@ async fn run_command(
     let predicted = silent_anchor(&target, &watch, &span, &run, typed);
     let pane_id = watch.id;
     let anchor = async {
-        let read = observe::anchor_at(&target, pane_id, Some(height), last.as_deref()).await;
+        let read = read_back::anchor_at(&target, pane_id, Some(height), last.as_deref()).await;
         read.map(|(rows, anchor)| ((rows.server, rows.pid), anchor))
     };
     let (settled, anchored) = match predicted {

@@ -32,14 +32,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::drive::pace::{Pace, Woke, elapsed_seconds};
+use crate::drive::person;
+use crate::drive::shell::{line, state};
+use crate::drive::watch::Watch;
 use crate::process::{Activity, Prober};
 use crate::tmux::{Command, PaneId};
 use crate::tools::shared::args::{check_buffer_text, seconds, yes};
 use crate::tools::shared::lookup::{self, PaneSel};
-use crate::tools::shared::observe::Watch;
-use crate::tools::shared::pace::{Pace, Woke, elapsed_seconds};
-use crate::tools::shared::person;
-use crate::tools::shared::shell::{line, state};
 use crate::tools::toolsets::Toolset;
 use crate::tools::{Call, ErrorKind, INPUT, Target, ToolDef, ToolResult};
 

@@ -6,20 +6,21 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::drive::bounded::{self, DEFAULT_BYTES, cut_to};
+use crate::drive::cursor::{Cursor, OutputSpan};
+use crate::drive::linger;
+use crate::drive::pace::elapsed_seconds;
+use crate::drive::read_back::{self, read_back, read_screen};
+use crate::drive::shell::predicted;
+use crate::drive::shell::typed::is_plumbing;
+use crate::drive::tail::lossy;
+use crate::drive::watch::MAX_LINE;
 use crate::panes::anchor::{Anchor, Line};
 use crate::panes::lines::unpadded;
 use crate::panes::wipe::WipeScanner;
 use crate::panes::{Follower, LineView};
 use crate::tmux::PaneId;
-use crate::tools::shared::bounded::{self, DEFAULT_BYTES, cut_to};
-use crate::tools::shared::cursor::{Cursor, OutputSpan};
-use crate::tools::shared::linger;
 use crate::tools::shared::lookup::{self, PaneSel};
-use crate::tools::shared::observe::{self, MAX_LINE, read_back, read_screen};
-use crate::tools::shared::pace::elapsed_seconds;
-use crate::tools::shared::shell::predicted;
-use crate::tools::shared::shell::typed::is_plumbing;
-use crate::tools::shared::tail::lossy;
 use crate::tools::toolsets::Toolset;
 use crate::tools::{READ, Target, ToolDef, ToolError, ToolResult};
 
@@ -300,7 +301,7 @@ async fn capture_since(target: Target, args: CaptureSinceArgs) -> ToolResult<Cap
         // Only while the server and the pane's process are the cursor's (a
         // server started again on the same socket reuses the pane ids
         // before we notice it).
-        let same = observe::rows(&target, id)
+        let same = read_back::rows(&target, id)
             .await
             .is_ok_and(|now| now.server == cursor.server && now.pid == cursor.pid);
         let paged = match same {

@@ -1,13 +1,13 @@
 //! `wait_for_text`: wait for new output matching patterns.
 //!
-//! Like `run_command` and `capture_since`, it reads the pane's recorded `%output` (see [`crate::tools::shared::observe`]):
+//! Like `run_command` and `capture_since`, it reads the pane's recorded `%output` (see [`crate::drive::watch`]):
 //! only bytes the pane printed after the call began count, every wait is
 //! woken by output events rather than a timer, and nothing is sent to tmux
 //! while waiting except a capture that an output event triggered (a
 //! full-screen redraw can only be matched on the rendered screen).
 //!
 //! `since` moves the start back to an earlier read's cursor or to this
-//! server's last input into the pane (see [`crate::tools::shared::since`]);
+//! server's last input into the pane (see [`crate::drive::since`]);
 //! `screen` also matches the visible screen, at entry and after each
 //! output event (what a full-screen program draws).
 
@@ -17,6 +17,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::drive::pace::{Pace, Woke};
+use crate::drive::shell::typed::is_plumbing;
+use crate::drive::since::{self, Earlier, Since};
+use crate::drive::tail::{TailBuf, bounded_tail, lossy};
+use crate::drive::watch::{MAX_LINE, Watch};
 use crate::mcp::LogLevel;
 use crate::panes::LineView;
 use crate::panes::ReadInfo;
@@ -24,11 +29,6 @@ use crate::panes::matcher::{LineBatch, Matcher};
 use crate::tmux::PaneId;
 use crate::tools::shared::args::{default_wait_timeout, seconds};
 use crate::tools::shared::lookup::{self, PaneSel};
-use crate::tools::shared::observe::{MAX_LINE, Watch};
-use crate::tools::shared::pace::{Pace, Woke};
-use crate::tools::shared::shell::typed::is_plumbing;
-use crate::tools::shared::since::{self, Earlier, Since};
-use crate::tools::shared::tail::{TailBuf, bounded_tail, lossy};
 use crate::tools::toolsets::Toolset;
 use crate::tools::{Call, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
 

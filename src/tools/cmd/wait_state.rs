@@ -46,17 +46,17 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use crate::config::Config;
+use crate::drive::pace::{Pace, Woke};
+use crate::drive::probe::{SETTLE, ended, foreground_watch, probe_pane, with_tmux_command};
+use crate::drive::shell::typed::is_plumbing;
+use crate::drive::since::{self, Earlier, Since};
+use crate::drive::tail::{TailBuf, bounded_tail};
+use crate::drive::watch::{MAX_LINE, Watch};
 use crate::panes::{BellScanner, LineView};
 use crate::process::{Activity, ExitWatch, Probe, Prober};
 use crate::tmux::PaneId;
 use crate::tools::shared::args::{default_wait_timeout, seconds};
-use crate::tools::shared::lookup::PaneSel;
-use crate::tools::shared::observe::{MAX_LINE, Watch, watch_pane};
-use crate::tools::shared::pace::{Pace, Woke};
-use crate::tools::shared::probe::{SETTLE, ended, foreground_watch, probe_pane, with_tmux_command};
-use crate::tools::shared::shell::typed::is_plumbing;
-use crate::tools::shared::since::{self, Earlier, Since};
-use crate::tools::shared::tail::{TailBuf, bounded_tail};
+use crate::tools::shared::lookup::{self, PaneSel};
 use crate::tools::toolsets::Toolset;
 use crate::tools::{Call, ErrorKind, READ, Target, ToolDef, ToolError, ToolResult};
 
@@ -646,6 +646,12 @@ pub(super) async fn wait_for_state(
             Woke::Changed(Wake::Pane | Wake::Timer) | Woke::Tick | Woke::Deadline => {}
         }
     }
+}
+
+/// Resolves the pane a call means and starts watching it.
+async fn watch_pane(target: &Target, sel: &PaneSel) -> ToolResult<Watch> {
+    let id = lookup::resolve_pane(target, sel).await?;
+    Watch::start(target, id).await
 }
 
 #[cfg(test)]

@@ -3,9 +3,9 @@
 //! see [`crate::panes::anchor`]) and, for a command's output not yet paged,
 //! as a span of this process's recording.
 
+use crate::drive::{ToolError, ToolResult};
 use crate::panes::anchor::Anchor;
 use crate::tmux::PaneId;
-use crate::tools::{ToolError, ToolResult};
 
 const CURSOR_PREFIX: &str = "tmux-mcp-cursor-v3";
 /// The format before anchors: still parsed, read as a cursor whose lines

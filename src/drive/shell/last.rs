@@ -14,15 +14,15 @@
 
 use super::span::{Found, marker};
 use super::typed::OSC;
+use crate::drive::bounded;
+use crate::drive::tail::lossy;
+use crate::drive::watch::MAX_LINE;
+use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
 use crate::panes::marks::{CommandOutput, MARKS, MarkHistory};
 use crate::panes::osc::{OscScanner, Piece};
 use crate::panes::{Follower, LineView};
 use crate::tmux::version::Features;
 use crate::tmux::{Command, PaneId};
-use crate::tools::shared::bounded;
-use crate::tools::shared::observe::MAX_LINE;
-use crate::tools::shared::tail::lossy;
-use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
 
 /// The last command's output lines, and what is known of its end.
 struct LastCommand {

@@ -4,12 +4,12 @@
 
 use std::time::{Duration, Instant};
 
+use crate::drive::watch::{MAX_LINE, Watch};
+use crate::drive::{Target, ToolResult};
 use crate::panes::LineView;
 use crate::panes::marks::{MARKS, Mark, MarkHistory};
 use crate::panes::osc::{OscScanner, Piece};
 use crate::process::{self, Activity};
-use crate::tools::shared::observe::{MAX_LINE, Watch};
-use crate::tools::{Target, ToolResult};
 
 /// How long to wait for a prompt not drawn yet before typing.
 const PROMPT_WAIT: Duration = Duration::from_millis(200);

@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Deserializer};
 
+use crate::drive::{ToolError, ToolResult};
 use crate::panes::lines::unpadded;
-use crate::tools::{ToolError, ToolResult};
 
 /// Default byte budget of the main content of a result (a capture, a
 /// buffer, a page of output) when the caller did not ask for more: with the

@@ -26,17 +26,17 @@ use std::time::{Duration, SystemTime};
 use super::end_scripts;
 use super::span::{self, Delimiters, Span};
 use super::typed::END_OPTION;
+use crate::drive::bounded::HeadTail;
+use crate::drive::pace::{Pace, Woke};
+use crate::drive::probe;
+use crate::drive::watch::{MAX_LINE, Watch};
+use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
 use crate::ids::PaneId;
 use crate::panes::LineView;
 use crate::panes::follow::Follower;
 use crate::process::{self, ExitWatch};
 use crate::tmux::hub::Hub;
 use crate::tmux::{Command, TmuxError};
-use crate::tools::shared::bounded::HeadTail;
-use crate::tools::shared::observe::{MAX_LINE, Watch};
-use crate::tools::shared::pace::{Pace, Woke};
-use crate::tools::shared::probe;
-use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
 
 /// Finished commands kept for `list_commands` (running ones are all kept).
 const KEEP_FINISHED: usize = 20;

@@ -2,7 +2,7 @@
 //! round trip after the command's end. The wrapper ([`typed::wrapped`])
 //! writes the command over the line it was typed on, after the prompt; so
 //! when the command printed nothing and the prompt after it stays on one
-//! row, the line above the cursor (the anchor `observe::anchor_at` would
+//! row, the line above the cursor (the anchor `read_back::anchor_at` would
 //! read) is that line: the prompt as the input mark read it, then the
 //! command ([`silent_anchor`]).
 //!
@@ -24,11 +24,11 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::drive::Target;
+use crate::drive::read_back;
 use crate::panes::anchor::Anchor;
 use crate::panes::registry::TypedOn;
 use crate::tmux::PaneId;
-use crate::tools::Target;
-use crate::tools::shared::observe;
 
 /// The anchor of the cursor of a command that printed nothing, typed on
 /// `on` by the wrapper sized for the cursor at column `typed_at` of a pane
@@ -148,7 +148,7 @@ pub async fn check(target: &Target, pane: PaneId, height: usize, predicted: Anch
     let shared = target.share();
     let mut read = Box::pin(async move {
         // A failed read leaves the prediction as it is (the sender dropped).
-        if let Ok((_, tmux)) = observe::anchor_at(&shared, pane, Some(height), None).await {
+        if let Ok((_, tmux)) = read_back::anchor_at(&shared, pane, Some(height), None).await {
             let _ = sender.send(Some(tmux));
             if tmux == predicted {
                 checks.confirmed(pane, predicted);

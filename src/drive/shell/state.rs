@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::drive::pane::pane_now;
+use crate::drive::watch::Watch;
+use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
 use crate::process::{self, Activity};
-use crate::tools::shared::lookup::pane_now;
-use crate::tools::shared::observe::Watch;
-use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
 
 /// Shells whose syntax run_command speaks (POSIX, or fish), by the name
 /// tmux reports as the pane's current command.

@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::drive::Target;
+use crate::drive::watch::Watch;
 use crate::tmux::PaneId;
-use crate::tools::Target;
-use crate::tools::shared::observe::Watch;
 
 /// Longest a pane stays recorded after the last call that kept it.
 pub const LINGER: Duration = Duration::from_secs(300);

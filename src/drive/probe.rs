@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
+use crate::drive::Target;
+use crate::drive::pane::pane_now;
 use crate::process::{self, Activity, ExitWatch, Probe, Prober};
 use crate::tmux::PaneId;
-use crate::tools::Target;
-use crate::tools::shared::lookup::pane_now;
 
 /// Quiet spells after the last output at which the probe runs (besides
 /// `idle_ms`): soon after a prompt or question is printed, then twice more

@@ -28,9 +28,9 @@
 //! `paste_text` are not checked: they are how an agent edits a line on
 //! purpose (`C-u`, completion, a word at a time).
 
+use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
 use crate::panes::anchor;
 use crate::tmux::{Command, PaneId};
-use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
 
 /// Characters that end a shell's (or a REPL's) prompt when a space or the
 /// cursor follows them.

@@ -64,6 +64,16 @@ impl TailBuf {
     }
 }
 
+/// A `capture-pane -p` reply as lines, each without the spaces tmux pads
+/// a row with, trailing blank rows trimmed.
+pub fn trimmed_lines(reply: &[Vec<u8>]) -> Vec<String> {
+    let mut lines: Vec<String> = reply.iter().map(|l| lossy(l)).collect();
+    while lines.last().is_some_and(|l| l.trim().is_empty()) {
+        lines.pop();
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,11 +29,12 @@
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::config::Limits;
+use crate::drive::linger;
+use crate::drive::pane::pane_record;
+use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
 use crate::process::{self, Activity};
 use crate::tmux::socket::Address;
 use crate::tmux::{Command, PaneId, format};
-use crate::tools::shared::{linger, lookup};
-use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
 
 /// The longest agent input waits for a person to pause.
 pub const FLOOR_WAIT: Duration = Duration::from_secs(5);
@@ -126,7 +127,7 @@ async fn look(
     pane: PaneId,
     clients: bool,
 ) -> ToolResult<(Vec<String>, Vec<Client>)> {
-    let facts = lookup::pane_record(target, pane, PANE_FIELDS);
+    let facts = pane_record(target, pane, PANE_FIELDS);
     if !clients {
         return Ok((facts.await?, Vec::new()));
     }

@@ -59,7 +59,7 @@ impl ToolError {
         }
     }
 
-    pub(super) fn into_result(self) -> CallToolResult {
+    pub(crate) fn into_result(self) -> CallToolResult {
         let mut result = CallToolResult::error(self.text());
         let mut meta = json!({ "error_type": self.kind.as_str(), "expected": self.expected });
         if let Some(s) = self.suggestion {

@@ -13,8 +13,8 @@
 //! `export` persist. The markers' escapes are spelt out (`\033`), so only
 //! the shell running the command prints them.
 
+use crate::drive::watch::Geometry;
 use crate::ids::PaneId;
-use crate::tools::shared::observe::Geometry;
 
 /// The OSC number of the markers: tmux knows none such, so its screen
 /// drops the sequence.

@@ -9,11 +9,12 @@
 //! `capture_since` does. What neither holds is reported as missed, never
 //! passed over silently.
 
+use crate::drive::cursor::Cursor;
+use crate::drive::read_back::read_back;
+use crate::drive::shell::predicted;
+use crate::drive::watch::Watch;
+use crate::drive::{Target, ToolError, ToolResult};
 use crate::panes::registry::InputMark;
-use crate::tools::shared::cursor::Cursor;
-use crate::tools::shared::observe::{Watch, read_back};
-use crate::tools::shared::shell::predicted;
-use crate::tools::{Target, ToolError, ToolResult};
 
 /// A wait's starting point, as the caller gave it.
 pub enum Since {

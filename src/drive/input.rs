@@ -1,8 +1,8 @@
 //! Typing into a pane the way `send_keys` does.
 
+use crate::drive::person::{self, Waited};
+use crate::drive::{Target, ToolResult};
 use crate::tmux::{Command, PaneId};
-use crate::tools::shared::person::{self, Waited};
-use crate::tools::{Target, ToolResult};
 
 /// How [`type_keys`] delivers text.
 #[derive(Clone, Copy, Debug)]

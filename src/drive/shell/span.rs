@@ -14,13 +14,13 @@ use std::sync::LazyLock;
 use regex::bytes::Regex;
 
 use super::typed::OSC;
+use crate::drive::bounded::HeadTail;
+use crate::drive::pace::{Pace, Woke};
+use crate::drive::watch::{MAX_LINE, Watch};
+use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
 use crate::panes::LineView;
 use crate::panes::marks::{MARKS, Mark};
 use crate::panes::osc::{Osc, OscScanner, Piece};
-use crate::tools::shared::bounded::HeadTail;
-use crate::tools::shared::observe::{MAX_LINE, Watch};
-use crate::tools::shared::pace::{Pace, Woke};
-use crate::tools::{ErrorKind, Target, ToolError, ToolResult};
 
 /// The OSC numbers a span looks for.
 const NUMBERS: &[&[u8]] = &[OSC.as_bytes(), MARKS];
