@@ -16,6 +16,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::drive::Target;
+use crate::drive::server::Server;
 use crate::drive::watch::Watch;
 use crate::tmux::PaneId;
 
@@ -24,8 +25,9 @@ pub const LINGER: Duration = Duration::from_secs(300);
 /// Most panes kept recorded at once.
 pub const MAX_KEPT: usize = 32;
 
+/// The panes one server keeps recorded.
 #[derive(Default)]
-struct Kept {
+pub struct Lingering {
     panes: Mutex<Panes>,
 }
 
@@ -40,7 +42,7 @@ struct Panes {
 /// cannot be streamed is simply not kept). Returns once the pane is
 /// streamed: output after this is recorded.
 pub async fn keep(target: &Target, id: PaneId) {
-    let kept = target.hub.kept::<Kept>();
+    let kept = &target.server.lingering;
     let linger = target
         .hub
         .limits()
@@ -69,12 +71,14 @@ pub async fn keep(target: &Target, id: PaneId) {
     panes.held.insert(id, (watch, until));
     if !panes.reaper {
         panes.reaper = true;
-        tokio::spawn(reap(kept.clone()));
+        let server = target.server.clone();
+        target.server.tasks.spawn(reap(server));
     }
 }
 
 /// Lets each pane go once its time is up; ends when none is kept.
-async fn reap(kept: Arc<Kept>) {
+async fn reap(server: Arc<Server>) {
+    let kept = &server.lingering;
     loop {
         let next = {
             let mut panes = kept.panes.lock().expect("kept lock");

@@ -2,7 +2,9 @@
 //! Nothing here imports [`crate::tools`]; [`crate::tmux`] and
 //! [`crate::panes`] import nothing of it.
 //!
-//! - [`target`]: the server a call talks to, and what it may not reach;
+//! - [`server`]: what this process keeps of one tmux server between calls
+//!   (typed, one field per kind, and the tasks it started);
+//!   [`target`]: the server a call talks to, and what it may not reach;
 //!   [`error`]: how a call fails; [`pane`]: what tmux says of one pane;
 //! - following a pane's output: [`watch`] (`Watch`: the pane streamed and
 //!   followed from a cursor), [`read_back`] (what tmux still holds: the
@@ -11,13 +13,15 @@
 //!   progress), [`linger`] (panes kept recorded between calls), [`tail`]
 //!   and [`bounded`] (every result's bounds);
 //! - [`probe`]: what the pane's process is doing, at the settle points of
-//!   a quiet spell;
+//!   a quiet spell; [`attention`]: the sentry `wait_for_attention` arms on
+//!   a pane, and the panes kept armed between calls;
 //! - [`input`]: typing into a pane; [`person`]: what the person at the
 //!   terminal is owed first (passwords, the floor);
 //! - [`shell`]: typing a command into a shell and reading its output and
 //!   status back (run_command's machinery, command handles, and the last
 //!   command of a pane).
 
+pub mod attention;
 pub mod bounded;
 pub mod cursor;
 pub mod error;
@@ -28,6 +32,7 @@ pub mod pane;
 pub mod person;
 pub mod probe;
 pub mod read_back;
+pub mod server;
 pub mod shell;
 pub mod since;
 pub mod tail;

@@ -6,13 +6,17 @@ use std::sync::Arc;
 
 use crate::config::Scope;
 use crate::drive::ToolError;
+use crate::drive::server::Server;
 use crate::tmux::hub::Hub;
 use crate::tmux::socket::SocketSpec;
 use crate::tmux::{Command, PaneId, SessionId, WindowId};
 
 /// The tmux server a call talks to.
 pub struct Target {
+    /// The server's transport (`server.hub`, at hand).
     pub hub: Arc<Hub>,
+    /// What this process keeps of the server between calls.
+    pub server: Arc<Server>,
     pub spec: SocketSpec,
     /// What the call may not reach (`TMUX_MCP_SCOPE`); `None`: everything
     /// is in scope.
@@ -32,10 +36,11 @@ pub struct Fence {
 }
 
 impl Target {
-    /// A target on `hub` that every object is in scope of.
-    pub fn unfenced(hub: Arc<Hub>, spec: SocketSpec) -> Target {
+    /// A target on `server` that every object is in scope of.
+    pub fn unfenced(server: Arc<Server>, spec: SocketSpec) -> Target {
         Target {
-            hub,
+            hub: server.hub.clone(),
+            server,
             spec,
             fence: None,
         }
@@ -45,6 +50,7 @@ impl Target {
     pub fn share(&self) -> Target {
         Target {
             hub: self.hub.clone(),
+            server: self.server.clone(),
             spec: self.spec.clone(),
             fence: self.fence.clone(),
         }

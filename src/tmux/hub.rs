@@ -40,14 +40,13 @@
 //! sessions that are gone: tmux is closing them, and a command written to
 //! one before its EOF is read would be lost.
 //!
-//! Every streaming client's reader feeds the hub's [`Panes`] registry. Paste
-//! buffers our tools create are remembered here so they can be deleted at
-//! shutdown. The server's release is learned with the first command
+//! Every streaming client's reader feeds the hub's [`Panes`] registry. What
+//! the tools keep of a server lives above, in `drive::server`. The
+//! server's release is learned with the first command
 //! ([`Hub::version`]) and decides, through [`Features`], what the clients
 //! may do.
 
-use std::any::Any;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::future::Future;
 use std::os::unix::ffi::OsStrExt;
@@ -87,8 +86,6 @@ pub struct Hub {
     panes: Arc<Panes>,
     transport: Arc<dyn Transport>,
     clients: Mutex<Clients>,
-    /// Paste buffers our tools created here and have not deleted.
-    buffers: Mutex<BTreeSet<String>>,
     /// The server last seen here, as `#{pid} #{start_time}`: a server
     /// started again on the same socket is a new one.
     server: Mutex<Option<Vec<u8>>>,
@@ -102,9 +99,6 @@ pub struct Hub {
     idle: Arc<Notify>,
     /// Keeps our attaches and detaches apart where tmux needs it.
     door: Door,
-    /// State the layers above keep per tmux server (run_command's
-    /// handles), one of each type, made on first use.
-    kept: Mutex<Vec<Arc<dyn Any + Send + Sync>>>,
 }
 
 /// A control client, attached once however many wait for it.
@@ -210,25 +204,12 @@ impl Hub {
             panes,
             transport,
             clients: Mutex::new(Clients::default()),
-            buffers: Mutex::new(BTreeSet::new()),
             server: Mutex::new(None),
             version: Mutex::new(None),
             socket_path: Mutex::new(None),
             idle: Arc::new(Notify::new()),
             door: Door::default(),
-            kept: Mutex::new(Vec::new()),
         }
-    }
-
-    /// The `T` kept for this server, made with `T::default()` on first use.
-    pub fn kept<T: Any + Send + Sync + Default>(&self) -> Arc<T> {
-        let mut kept = self.kept.lock().expect("kept lock");
-        if let Some(found) = kept.iter().find_map(|k| k.clone().downcast::<T>().ok()) {
-            return found;
-        }
-        let made = Arc::new(T::default());
-        kept.push(made.clone());
-        made
     }
 
     /// The recorded output of this server's watched panes.
@@ -351,30 +332,6 @@ impl Hub {
 
     pub fn limits(&self) -> &Limits {
         &self.limits
-    }
-
-    /// Remembers a paste buffer we created, to delete it at shutdown.
-    pub fn track_buffer(&self, name: &str) {
-        self.buffers
-            .lock()
-            .expect("buffers lock")
-            .insert(name.to_owned());
-    }
-
-    pub fn untrack_buffer(&self, name: &str) {
-        self.buffers.lock().expect("buffers lock").remove(name);
-    }
-
-    /// Is `name` a paste buffer we created and have not deleted?
-    pub fn tracks_buffer(&self, name: &str) -> bool {
-        self.buffers.lock().expect("buffers lock").contains(name)
-    }
-
-    /// The buffers still remembered, forgetting them.
-    pub fn take_buffers(&self) -> Vec<String> {
-        std::mem::take(&mut *self.buffers.lock().expect("buffers lock"))
-            .into_iter()
-            .collect()
     }
 
     /// Runs one command and returns its output lines. Commands that would

@@ -6,13 +6,19 @@ use super::sock;
 use super::toolsets::{Selection, Toolset};
 use super::{Target, ToolError};
 use crate::config::Config;
+use crate::drive::server::Servers;
 use crate::tmux::Command;
 use crate::tmux::hubs::Hubs;
+
+/// How long shutdown waits for a server's tasks to end once stopped.
+const TASKS_END: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Shared state every tool call sees.
 pub struct App {
     pub config: Config,
     pub hubs: Hubs,
+    /// What is kept of each server between calls, by its hub.
+    pub servers: Servers,
     /// The tools this server exposes (a read batch also honours its
     /// exclusions).
     pub selection: Selection,
@@ -42,6 +48,7 @@ impl App {
         Arc::new(App {
             config,
             hubs,
+            servers: Servers::default(),
             selection,
             client: Mutex::new(None),
         })
@@ -49,17 +56,19 @@ impl App {
 
     /// The socket a call targets (see `sock::resolve`).
     pub fn socket(&self, socket_name: Option<&str>) -> Result<Target, ToolError> {
-        sock::resolve(&self.config, &self.hubs, socket_name)
+        sock::resolve(&self.config, &self.hubs, &self.servers, socket_name)
     }
 
-    /// Deletes the paste buffers `load_buffer` created that are still
-    /// there (best effort, bounded), then detaches from every tmux server
-    /// (sessions are left untouched).
+    /// Stops the tasks started for each server, deletes the paste buffers
+    /// `load_buffer` created that are still there (best effort, bounded),
+    /// then detaches from every tmux server (sessions are left untouched).
     pub async fn shutdown(&self) {
         let cleanup = async {
-            for hub in self.hubs.all() {
-                for name in hub.take_buffers() {
-                    let _ = hub
+            for server in self.servers.all() {
+                server.tasks.close(TASKS_END).await;
+                for name in server.buffers.take() {
+                    let _ = server
+                        .hub
                         .run(&Command::new("delete-buffer").opt("-b", name))
                         .await;
                 }

@@ -89,8 +89,8 @@ impl TmuxService {
     /// server (see [`App::shutdown`]).
     pub async fn shutdown(&self) {
         let scripts = async {
-            for hub in self.app.hubs.all() {
-                handles::at_exit(&hub).await;
+            for server in self.app.servers.all() {
+                handles::at_exit(&server).await;
             }
         };
         let _ = tokio::time::timeout(EXIT_CLEANUP, scripts).await;

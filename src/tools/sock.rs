@@ -7,6 +7,7 @@ use serde::Deserialize;
 
 use super::{Target, ToolError};
 use crate::config::Config;
+use crate::drive::server::Servers;
 use crate::tmux::hubs::Hubs;
 use crate::tmux::socket::SocketSpec;
 
@@ -25,6 +26,7 @@ pub struct Sock {
 pub fn resolve(
     config: &Config,
     hubs: &Hubs,
+    servers: &Servers,
     socket_name: Option<&str>,
 ) -> Result<Target, ToolError> {
     let invalid = |e: anyhow::Error| ToolError::invalid(e.to_string());
@@ -36,5 +38,5 @@ pub fn resolve(
         (None, None, None) => config.default_socket.clone(),
     };
     let address = spec.resolve(&config.tmux_tmpdir, config.caller.socket_path.as_deref());
-    Ok(Target::unfenced(hubs.at(&address)?, spec))
+    Ok(Target::unfenced(servers.of(hubs.at(&address)?), spec))
 }

@@ -24,8 +24,8 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, SystemTime};
 
 use super::typed;
+use crate::drive::server::Server;
 use crate::ids::PaneId;
-use crate::tmux::hub::Hub;
 use crate::tmux::{Command, TmuxError};
 
 /// A file modified this little before a sweep began is left to the next
@@ -51,14 +51,10 @@ struct State {
     swept: bool,
 }
 
-fn of(hub: &Hub) -> std::sync::Arc<EndScripts> {
-    hub.kept::<EndScripts>()
-}
-
 /// Leaves `pane`'s end script for command `id`, sweeping the stale ones
 /// first when it is the first on this server.
-pub async fn write(hub: &Hub, pane: PaneId, id: &str) -> Result<(), TmuxError> {
-    let scripts = of(hub);
+pub async fn write(server: &Server, pane: PaneId, id: &str) -> Result<(), TmuxError> {
+    let (hub, scripts) = (&server.hub, &server.end_scripts);
     let mut state = scripts.state.lock().await;
     if !std::mem::replace(&mut state.swept, true) {
         sweep(hub).await;
@@ -73,8 +69,8 @@ pub async fn write(hub: &Hub, pane: PaneId, id: &str) -> Result<(), TmuxError> {
 /// script was written since for another command, or `others_running`
 /// (another handle of the pane, taken over from an earlier server, may
 /// be what a script this process did not write is for).
-pub async fn release(hub: &Hub, pane: PaneId, id: &str, others_running: bool) {
-    let scripts = of(hub);
+pub async fn release(server: &Server, pane: PaneId, id: &str, others_running: bool) {
+    let (hub, scripts) = (&server.hub, &server.end_scripts);
     let mut state = scripts.state.lock().await;
     let owner = state.owners.get(&pane);
     if owner.is_some_and(|owner| owner != id) || (owner.is_none() && others_running) {
@@ -91,9 +87,8 @@ pub async fn release(hub: &Hub, pane: PaneId, id: &str, others_running: bool) {
 
 /// The panes whose script this process wrote and has not removed, with
 /// the command each is for.
-pub async fn owned(hub: &Hub) -> Vec<(PaneId, String)> {
-    let scripts = of(hub);
-    let state = scripts.state.lock().await;
+pub async fn owned(server: &Server) -> Vec<(PaneId, String)> {
+    let state = server.end_scripts.state.lock().await;
     let owners = state.owners.iter();
     owners.map(|(pane, id)| (*pane, id.clone())).collect()
 }
@@ -102,7 +97,7 @@ pub async fn owned(hub: &Hub) -> Vec<(PaneId, String)> {
 /// does not have (its pane ids start again at `%0` when it is started
 /// anew, so a script is judged against the live server's panes).
 /// Best effort: a failure is logged, and the next process sweeps again.
-async fn sweep(hub: &Hub) {
+async fn sweep(hub: &crate::tmux::hub::Hub) {
     if hub.local_socket().is_none() {
         return;
     }

@@ -20,7 +20,7 @@
 //! that saw a gap reads it every [`LOST_END_PROBE`].
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use super::end_scripts;
@@ -29,13 +29,13 @@ use super::typed::END_OPTION;
 use crate::drive::bounded::HeadTail;
 use crate::drive::pace::{Pace, Woke};
 use crate::drive::probe;
+use crate::drive::server::Server;
 use crate::drive::watch::{MAX_LINE, Watch};
 use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
 use crate::ids::PaneId;
 use crate::panes::LineView;
 use crate::panes::follow::Follower;
 use crate::process::{self, ExitWatch};
-use crate::tmux::hub::Hub;
 use crate::tmux::{Command, TmuxError};
 
 /// Finished commands kept for `list_commands` (running ones are all kept).
@@ -247,7 +247,7 @@ fn recorded_end(value: &[u8], id: &str) -> Option<Option<i64>> {
 /// knows the handle.
 pub async fn record_start(target: &Target, record: &Record) {
     let set = set_pane_option(record.pane, START_OPTION, record.recorded());
-    let script = end_scripts::write(&target.hub, record.pane, &record.id);
+    let script = end_scripts::write(&target.server, record.pane, &record.id);
     let (set, script) = tokio::join!(target.run(set), script);
     let failed = [
         set.err().map(|e| e.message),
@@ -286,25 +286,25 @@ fn set_pane_option(pane: PaneId, option: &str, value: String) -> Command {
 /// option records (or whose pane was respawned, ended or is gone) is
 /// ended.
 pub async fn refresh(target: &Target) -> ToolResult<()> {
-    Ok(refresh_hub(&target.hub).await?)
+    Ok(refresh_server(&target.server).await?)
 }
 
-/// [`refresh`] on `hub`'s server.
-async fn refresh_hub(hub: &Hub) -> Result<(), TmuxError> {
+/// [`refresh`] on `server`.
+async fn refresh_server(server: &Server) -> Result<(), TmuxError> {
     let list = Command::new("list-panes")
         .flag("-a")
         .opt("-F", row_format());
-    let rows = hub.run(&list).await?;
-    let mut ended = take_over(hub, &rows);
+    let rows = server.hub.run(&list).await?;
+    let mut ended = take_over(server, &rows);
     // A pane the server does not list is gone, its command with it.
     let listed: HashSet<PaneId> = rows.iter().filter_map(|row| row_pane(row)).collect();
-    for record in Commands::of(hub).list() {
+    for record in server.commands.list() {
         if !record.ended && !listed.contains(&record.pane) {
             ended.push((record.id, End::Pane(PaneEnd::Gone)));
         }
     }
     for (id, end) in ended {
-        end_command(hub, &id, None, end).await;
+        end_command(server, &id, None, end).await;
     }
     Ok(())
 }
@@ -317,8 +317,8 @@ async fn refresh_pane(target: &Target, pane: PaneId) {
         .target(pane)
         .arg(row_format());
     if let Ok(rows) = target.run(row).await {
-        for (id, end) in take_over(&target.hub, &rows) {
-            end_command(&target.hub, &id, None, end).await;
+        for (id, end) in take_over(&target.server, &rows) {
+            end_command(&target.server, &id, None, end).await;
         }
     }
 }
@@ -326,34 +326,34 @@ async fn refresh_pane(target: &Target, pane: PaneId) {
 /// Ends command `id` ([`Commands::end`]); the first end seen also lets
 /// its pane's end script go ([`end_scripts::release`]): however it ended,
 /// the script has nothing left to record.
-async fn end_command(hub: &Hub, id: &str, at: Option<u64>, end: End) {
-    let commands = Commands::of(hub);
+async fn end_command(server: &Server, id: &str, at: Option<u64>, end: End) {
+    let commands = &server.commands;
     if let Some(pane) = commands.end(id, at, end) {
         let others_running = !commands.running_in(pane).is_empty();
-        end_scripts::release(hub, pane, id, others_running).await;
+        end_scripts::release(server, pane, id, others_running).await;
     }
 }
 
-/// At this server's exit: the handles of `hub`'s server are read once
+/// At this server's exit: the handles of `server` are read once
 /// more from tmux, so that each whose command no longer runs (ended,
 /// its pane killed, respawned or dead, the server gone) lets its end
 /// script go; a script whose command still runs stays, for a server
 /// started later. Nothing is asked of a server this process left no
 /// script on and follows no command of.
-pub async fn at_exit(hub: &Hub) {
-    let commands = Commands::of(hub);
-    let owned = end_scripts::owned(hub).await;
+pub async fn at_exit(server: &Server) {
+    let commands = &server.commands;
+    let owned = end_scripts::owned(server).await;
     let running = commands.list().into_iter().filter(|r| !r.ended);
     let running: Vec<Record> = running.collect();
     if owned.is_empty() && running.is_empty() {
         return;
     }
-    match refresh_hub(hub).await {
+    match refresh_server(server).await {
         Ok(()) => {}
         // Every command of a server that is gone has ended.
         Err(TmuxError::NoServer(_)) => {
             for record in running {
-                end_command(hub, &record.id, None, End::Pane(PaneEnd::Gone)).await;
+                end_command(server, &record.id, None, End::Pane(PaneEnd::Gone)).await;
             }
         }
         // Not known: the next process's sweep judges the scripts.
@@ -363,10 +363,10 @@ pub async fn at_exit(hub: &Hub) {
         }
     }
     // Scripts a release passed over, whose command has ended since.
-    for (pane, id) in end_scripts::owned(hub).await {
+    for (pane, id) in end_scripts::owned(server).await {
         if commands.get(&id).is_none_or(|r| r.ended) {
             let others_running = !commands.running_in(pane).is_empty();
-            end_scripts::release(hub, pane, &id, others_running).await;
+            end_scripts::release(server, pane, &id, others_running).await;
         }
     }
 }
@@ -385,8 +385,8 @@ fn row_pane(row: &[u8]) -> Option<PaneId> {
 /// Takes over the handles `rows` name. Returns those to end, with their
 /// status: whose end the rows record, or whose pane was respawned or
 /// died (status unknown).
-fn take_over(hub: &Hub, rows: &[Vec<u8>]) -> Vec<(String, End)> {
-    let commands = Commands::of(hub);
+fn take_over(server: &Server, rows: &[Vec<u8>]) -> Vec<(String, End)> {
+    let commands = &server.commands;
     let mut ended = Vec::new();
     for row in rows {
         let mut fields = row.split(|&b| b == b'\t');
@@ -436,11 +436,6 @@ pub struct Commands {
 }
 
 impl Commands {
-    /// The commands kept for `hub`'s server.
-    pub fn of(hub: &Hub) -> Arc<Commands> {
-        hub.kept::<Commands>()
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Record>> {
         self.records.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -588,7 +583,7 @@ impl Reader {
 /// pane's end (status unknown): the pane gone, or, on this machine, its
 /// process ended (tmux tells no control client of a respawn).
 pub async fn follow(target: Target, mut watch: Watch, id: String) {
-    let commands = Commands::of(&target.hub);
+    let commands = &target.server.commands;
     let Some(record) = commands.get(&id) else {
         return;
     };
@@ -613,7 +608,7 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
             });
         }
         if let Some((at, status)) = reader.ended() {
-            end_command(&target.hub, &id, Some(at), End::Status(status)).await;
+            end_command(&target.server, &id, Some(at), End::Status(status)).await;
             record_end(&target, record.pane, &id, status).await;
             return;
         }
@@ -624,16 +619,16 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
         let alive: ToolResult<bool> = watch.check_alive(&target).await;
         let why = match alive {
             Err(e) => PaneEnd::of(e.kind).or(Some(PaneEnd::Gone)),
-            Ok(_) if watch.epoch() != record_epoch(&commands, &id) => Some(PaneEnd::Respawned),
+            Ok(_) if watch.epoch() != record_epoch(commands, &id) => Some(PaneEnd::Respawned),
             Ok(_) if pane_exited && synced => Some(PaneEnd::Respawned),
             Ok(_) => None,
         };
         if let Some(why) = why {
-            end_command(&target.hub, &id, None, End::Pane(why)).await;
+            end_command(&target.server, &id, None, End::Pane(why)).await;
             return;
         }
         if commands.get(&id).is_none_or(|r| r.ended) {
-            end_command(&target.hub, &id, None, End::Status(None)).await;
+            end_command(&target.server, &id, None, End::Status(None)).await;
             return;
         }
         if pane_exited {
@@ -687,7 +682,7 @@ pub async fn wait(
     output: &mut HeadTail,
     stopping: Option<i32>,
 ) -> ToolResult<Waited> {
-    let commands = Commands::of(&target.hub);
+    let commands = &target.server.commands;
     if commands.get(id).is_none_or(|r| !r.ended) {
         // Started by an earlier server, or its end recorded while no
         // stream carried it.
@@ -752,7 +747,7 @@ async fn start_watching(
     record: Record,
     output: &mut HeadTail,
 ) -> ToolResult<Start> {
-    let commands = Commands::of(&target.hub);
+    let commands = &target.server.commands;
     let adopted = record.adopted && !record.ended;
     match Watch::start(target, record.pane).await {
         Ok(watch) if adopted && watch.pid == record.pid => {
@@ -774,7 +769,7 @@ async fn start_watching(
                 Ok(_) => PaneEnd::Respawned,
                 Err(e) => PaneEnd::of(e.kind).unwrap_or(PaneEnd::Gone),
             };
-            end_command(&target.hub, id, None, End::Pane(why)).await;
+            end_command(&target.server, id, None, End::Pane(why)).await;
             let record = commands.get(id).unwrap_or(record);
             Ok(Start::Over(read_left_over(target, record, output)))
         }
@@ -808,7 +803,7 @@ impl Waiting<'_> {
         output: &mut HeadTail,
     ) -> ToolResult<Stop> {
         let (target, id) = (self.target, self.id);
-        let commands = Commands::of(&target.hub);
+        let commands = &target.server.commands;
         let record = self.record;
         let done = |lost_end| {
             Ok(Stop {
@@ -831,7 +826,7 @@ impl Waiting<'_> {
                 });
             }
             if let Some((at, status)) = reader.ended() {
-                end_command(&target.hub, id, Some(at), End::Status(status)).await;
+                end_command(&target.server, id, Some(at), End::Status(status)).await;
                 return done(false);
             }
             // After a gap (a flood paused the pane, our client left) the end
@@ -884,7 +879,7 @@ impl Waiting<'_> {
         match watch.check_alive(self.target).await {
             Err(e) if e.kind.is_pane_end() => {
                 let why = PaneEnd::of(e.kind).unwrap_or(PaneEnd::Gone);
-                end_command(&self.target.hub, self.id, None, End::Pane(why)).await;
+                end_command(&self.target.server, self.id, None, End::Pane(why)).await;
                 Ok(true)
             }
             Err(e) => Err(e),
@@ -920,7 +915,7 @@ impl Waiting<'_> {
             .map_or((None, Some(128 + i64::from(signal))), |(at, status)| {
                 (Some(at), status)
             });
-        end_command(&self.target.hub, self.id, at, End::Status(status)).await;
+        end_command(&self.target.server, self.id, at, End::Status(status)).await;
         Ok(true)
     }
 }

@@ -143,15 +143,15 @@ impl Predicted {
 /// reads are written to tmux on the command client before this returns;
 /// their replies are awaited on a task of their own.
 pub async fn check(target: &Target, pane: PaneId, height: usize, predicted: Anchor) {
-    let checks = target.hub.kept::<Predicted>();
-    let sender = checks.checking(pane, predicted);
+    let server = target.server.clone();
+    let sender = server.predicted.checking(pane, predicted);
     let shared = target.share();
     let mut read = Box::pin(async move {
         // A failed read leaves the prediction as it is (the sender dropped).
         if let Ok((_, tmux)) = read_back::anchor_at(&shared, pane, Some(height), None).await {
             let _ = sender.send(Some(tmux));
             if tmux == predicted {
-                checks.confirmed(pane, predicted);
+                server.predicted.confirmed(pane, predicted);
             }
         }
     });
@@ -160,7 +160,7 @@ pub async fn check(target: &Target, pane: PaneId, height: usize, predicted: Anch
     // sent after the call's answer reaches tmux after them.
     let done = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx).is_ready())).await;
     if !done {
-        tokio::spawn(read);
+        target.server.tasks.spawn(read);
         target.hub.commands_written().await;
     }
 }
@@ -169,7 +169,7 @@ pub async fn check(target: &Target, pane: PaneId, height: usize, predicted: Anch
 /// being checked is waited for (at most `limit`), one tmux disagreed with
 /// is replaced by tmux's.
 pub async fn settled(target: &Target, pane: PaneId, anchor: Anchor, limit: Duration) -> Anchor {
-    let Some(mut tmux) = target.hub.kept::<Predicted>().pending(pane, anchor) else {
+    let Some(mut tmux) = target.server.predicted.pending(pane, anchor) else {
         return anchor;
     };
     match tokio::time::timeout(limit, tmux.wait_for(Option::is_some)).await {

@@ -27,7 +27,6 @@
 //! pane kept by `remain-on-exit` is not reported again by later calls.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -35,13 +34,12 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use crate::config::Config;
+use crate::drive::attention::{Armed, Place, Sentry, hand_back};
 use crate::drive::pace::{Pace, Woke};
-use crate::drive::person;
-use crate::drive::probe::{SETTLE, probe_pane, with_tmux_command};
-use crate::drive::watch::Watch;
+use crate::drive::probe::SETTLE;
 use crate::panes::attention::{Event, Reason};
 use crate::panes::registry::unix_ms;
-use crate::process::{Activity, Prober};
+use crate::process::Activity;
 use crate::tmux::{Command, PaneId, SessionId, WindowId, format};
 use crate::tools::shared::args::{default_wait_timeout, seconds};
 use crate::tools::shared::lookup::{self, PaneScope, SessionSel};
@@ -62,8 +60,6 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
     );
 }
 
-/// How long panes stay armed after the last call returned.
-pub const LINGER: Duration = Duration::from_secs(300);
 /// Most panes one call watches.
 pub const MAX_PANES: usize = 256;
 
@@ -112,220 +108,6 @@ pub struct WaitForAttentionResult {
     pub panes: i64,
     pub elapsed_seconds: f64,
     pub effective_timeout: f64,
-}
-
-/// The panes armed on one server, kept between calls.
-#[derive(Default)]
-struct Armed {
-    /// The armed panes no call holds now. An async lock: the keeper holds
-    /// it while it looks at them (a tmux command, a probe).
-    kept: tokio::sync::Mutex<Kept>,
-    /// Armed panes whose end was reported, where they were and their
-    /// process: their events still belong to the scopes that held them,
-    /// and the same end is not reported twice.
-    departed: Mutex<HashMap<PaneId, Departed>>,
-}
-
-/// What the keeper looks at between calls, and how.
-#[derive(Default)]
-struct Kept {
-    sentries: HashMap<PaneId, Sentry>,
-    /// A keeper task runs.
-    keeper: bool,
-    /// When the panes are disarmed (the last call's return plus [`LINGER`]).
-    until: Option<Instant>,
-    /// The last call's settle points and `idle_ms`.
-    points: Vec<Duration>,
-    want_idle: Option<Duration>,
-}
-
-/// A pane whose end was reported.
-#[derive(Clone, Copy)]
-struct Departed {
-    place: Place,
-    /// Its process then (0: unknown): a dead pane with the same one is the
-    /// same end; a respawned one is not.
-    pid: u32,
-}
-
-impl Armed {
-    /// Remembers a pane whose end was reported (bounded: the oldest are
-    /// forgotten in bulk).
-    fn depart(&self, id: PaneId, place: Place, pid: u32) {
-        let mut departed = self.departed.lock().expect("departed lock");
-        if departed.len() >= MAX_DEPARTED {
-            departed.clear();
-        }
-        departed.insert(id, Departed { place, pid });
-    }
-
-    /// The end of `id` was reported already.
-    fn reported_end(&self, id: PaneId) -> Option<u32> {
-        let departed = self.departed.lock().expect("departed lock");
-        departed.get(&id).map(|d| d.pid)
-    }
-}
-
-/// Most closed panes remembered (the feed holds at most this many events).
-const MAX_DEPARTED: usize = crate::panes::attention::FEED_EVENTS;
-
-/// Where a pane was: its session and window.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Place {
-    session: Option<SessionId>,
-    window: Option<WindowId>,
-}
-
-/// One armed pane: its watch, and what the probe said last.
-struct Sentry {
-    watch: Watch,
-    place: Place,
-    prober: Option<Prober>,
-    /// The activity last seen; `None` before the first look.
-    activity: Option<Activity>,
-    /// Its end was recorded.
-    gone: bool,
-    /// How much output was recorded when last looked at.
-    seen: u64,
-    /// The start of the current quiet spell (`None`: no output yet).
-    spell: Option<Instant>,
-    /// Settle points of this spell already probed.
-    passed: usize,
-    /// This spell's `idle` was recorded.
-    idled: bool,
-}
-
-/// The event a change of what the probe says makes, if any: `prev` is
-/// `None` when the pane is first armed.
-fn transition(prev: Option<Activity>, now: Activity) -> Option<Reason> {
-    match (prev, now) {
-        (Some(a), b) if a == b => None,
-        (_, Activity::Exited) => Some(Reason::Exited),
-        (_, Activity::Input) => Some(Reason::Input),
-        (_, Activity::Secret) => Some(Reason::Secret),
-        (Some(_), Activity::Prompt) => Some(Reason::Prompt),
-        _ => None,
-    }
-}
-
-impl Sentry {
-    async fn arm(target: &Target, id: PaneId, place: Place) -> ToolResult<Sentry> {
-        let mut watch = Watch::start(target, id).await?;
-        // A flooding pane may be paused for a while: the stream is
-        // listened to for the bell and notifications, not read whole.
-        watch.tolerate_gaps();
-        target.hub.panes().arm(id);
-        let dead = watch.dead_at_start;
-        let local = target.hub.local_socket().is_some();
-        let prober =
-            (!dead && local && watch.pid != 0).then(|| Prober::new(watch.pid).with_tty(&watch.tty));
-        Ok(Sentry {
-            seen: watch.end(),
-            watch,
-            place,
-            prober,
-            activity: None,
-            gone: false,
-            // Arming starts a quiet spell: the first probe waits for the
-            // output to settle, as every later one does.
-            spell: Some(Instant::now()),
-            passed: 0,
-            idled: false,
-        })
-    }
-
-    /// The pane's end as tmux tells it (`Some` detail: `respawned` or
-    /// none), or `None` while it lives.
-    async fn end_seen(&mut self, target: &Target) -> ToolResult<Option<&'static str>> {
-        match self.watch.check_alive(target).await {
-            Ok(_) => Ok(None),
-            Err(e) if !e.kind.is_pane_end() || e.kind == ErrorKind::TmuxServerGone => Err(e),
-            Err(e) if e.kind == ErrorKind::PaneRespawned => Ok(Some("respawned")),
-            Err(_) => Ok(Some("")),
-        }
-    }
-
-    /// The settle point due next in this quiet spell.
-    fn next_probe(&self, points: &[Duration]) -> Option<Instant> {
-        let spell = self.spell.filter(|_| !self.gone)?;
-        points.get(self.passed).map(|p| spell + *p)
-    }
-
-    /// Looks at the pane: new output starts a spell; a structural event
-    /// checks it lives; a due settle point (or `force`) probes it.
-    async fn look(
-        &mut self,
-        target: &Target,
-        points: &[Duration],
-        force: bool,
-        want_idle: Option<Duration>,
-    ) -> ToolResult<()> {
-        if self.gone {
-            return Ok(());
-        }
-        let feed = target.hub.panes().attention();
-        let id = self.watch.id;
-        let now = Instant::now();
-        let end = self.watch.end();
-        if end != self.seen {
-            self.seen = end;
-            let last = self.watch.pane().lock().last_output;
-            self.spell = Some(last.map_or(now, Instant::from_std).min(now));
-            self.passed = 0;
-            self.idled = false;
-        }
-        if let Some(detail) = self.end_seen(target).await? {
-            self.gone = true;
-            feed.push(id, Reason::Exited, detail, unix_ms());
-            return Ok(());
-        }
-        let due = self.next_probe(points).is_some_and(|at| now >= at);
-        // A program that just printed is not waiting for anything yet: the
-        // probe is believed only once output settled (as wait_for_state's
-        // settle points). A pane tmux paused for a flood prints on.
-        let settled = !self.watch.pane().lock().paused
-            && self
-                .spell
-                .is_none_or(|spell| now.saturating_duration_since(spell) >= SETTLE[0]);
-        if (force || due) && settled {
-            let probe = if self.watch.dead_at_start {
-                crate::process::Probe::exited()
-            } else {
-                probe_pane(&mut self.prober).await
-            };
-            let probe = with_tmux_command(target, id, probe).await;
-            if self.watch.end() != self.seen {
-                // Output during the probe: the next look starts a spell.
-                return Ok(());
-            }
-            if let Some(spell) = self.spell {
-                let quiet = now.saturating_duration_since(spell);
-                self.passed = points.iter().take_while(|p| **p <= quiet).count();
-            }
-            if let Some(reason) = transition(self.activity, probe.activity) {
-                let command = probe.foreground_command.clone().unwrap_or_default();
-                let detail = match probe.activity {
-                    // Who can answer it, and how they reach the pane.
-                    Activity::Secret => format!("{command}: {}", person::reach(target, id)),
-                    // The process ended after the look above: tmux tells
-                    // whether the pane went, or was respawned under us.
-                    Activity::Exited => self.end_seen(target).await?.unwrap_or("").to_owned(),
-                    _ => command,
-                };
-                self.gone = reason == Reason::Exited;
-                feed.push(id, reason, &detail, unix_ms());
-            }
-            self.activity = Some(probe.activity);
-        }
-        if let (Some(idle), Some(spell)) = (want_idle, self.spell)
-            && !self.idled
-            && now.saturating_duration_since(spell) >= idle
-        {
-            self.idled = true;
-            feed.push(id, Reason::Idle, "", unix_ms());
-        }
-        Ok(())
-    }
 }
 
 /// What a call watches: the panes of its scope now (with where they
@@ -505,9 +287,9 @@ pub(super) async fn wait_for_attention(
             args.since.as_deref().unwrap_or_default()
         )));
     }
-    let armed = target.hub.kept::<Armed>();
-    let scope = scope(&target, &args, &armed).await?;
-    let (mut sentries, departed) = arm_scope(&target, &armed, scope).await?;
+    let armed = &target.server.armed;
+    let scope = scope(&target, &args, armed).await?;
+    let (mut sentries, departed) = arm_scope(&target, armed, scope).await?;
     let options = &app.config.attention_options;
     let result = watch_all(
         &target,
@@ -523,96 +305,8 @@ pub(super) async fn wait_for_attention(
         effective,
     )
     .await;
-    hand_back(&target, &armed, sentries, points, want_idle).await;
+    hand_back(&target, sentries, points, want_idle).await;
     result
-}
-
-/// Keeps a call's sentries for the next one, for [`LINGER`], with a
-/// keeper looking at them meanwhile (started if none runs).
-async fn hand_back(
-    target: &Target,
-    armed: &Arc<Armed>,
-    sentries: HashMap<PaneId, Sentry>,
-    points: Vec<Duration>,
-    want_idle: Option<Duration>,
-) {
-    let mut kept = armed.kept.lock().await;
-    for (id, sentry) in sentries {
-        if sentry.gone {
-            armed.depart(id, sentry.place, sentry.watch.pid);
-        } else {
-            kept.sentries.insert(id, sentry);
-        }
-    }
-    kept.until = Some(Instant::now() + LINGER);
-    kept.points = points;
-    kept.want_idle = want_idle;
-    if !kept.keeper && !kept.sentries.is_empty() {
-        kept.keeper = true;
-        let target = Target {
-            hub: target.hub.clone(),
-            spec: target.spec.clone(),
-            fence: target.fence.clone(),
-        };
-        tokio::spawn(keep(armed.clone(), target));
-    }
-}
-
-/// The keeper: looks at the kept panes as a waiting call would (at the
-/// settle points of their quiet spells, woken by the feed), so what they
-/// do between calls is in the feed for the next call. Ends when none are
-/// kept any more: disarmed after [`LINGER`], or the server went away.
-async fn keep(armed: Arc<Armed>, target: Target) {
-    let mut signal = target.hub.panes().attention().subscribe();
-    loop {
-        signal.borrow_and_update();
-        let wake = {
-            let mut kept = armed.kept.lock().await;
-            let until = kept.until.unwrap_or_else(Instant::now);
-            let alive = Instant::now() < until && look_kept(&target, &armed, &mut kept).await;
-            if !alive || kept.sentries.is_empty() {
-                kept.sentries.clear();
-                kept.keeper = false;
-                return;
-            }
-            let points = &kept.points;
-            let next = kept.sentries.values().filter_map(|s| s.next_probe(points));
-            next.min().map_or(until, |at| at.min(until))
-        };
-        tokio::select! {
-            changed = signal.changed() => if changed.is_err() {
-                armed.kept.lock().await.keeper = false;
-                return;
-            },
-            _ = tokio::time::sleep_until(wake) => {}
-        }
-    }
-}
-
-/// One look at every kept pane; the ended ones depart. `false` when the
-/// tmux server went away.
-async fn look_kept(target: &Target, armed: &Armed, kept: &mut Kept) -> bool {
-    let Kept {
-        sentries,
-        points,
-        want_idle,
-        ..
-    } = kept;
-    for sentry in sentries.values_mut() {
-        // Another error (a slow reply) is looked at again on the next wake.
-        if let Err(e) = sentry.look(target, points, false, *want_idle).await
-            && e.kind == ErrorKind::TmuxServerGone
-        {
-            return false;
-        }
-    }
-    sentries.retain(|id, s| {
-        if s.gone {
-            armed.depart(*id, s.place, s.watch.pid);
-        }
-        !s.gone
-    });
-    true
 }
 
 /// The reasons a call asked for (all but `idle` when none were named).
@@ -770,30 +464,5 @@ async fn watch_all(
                 "wait_for_attention was cancelled",
             ));
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_changes_that_need_the_agent_are_events() {
-        use Activity::*;
-        // First armed: what already needs the agent, not a quiet prompt.
-        assert_eq!(transition(None, Input), Some(Reason::Input));
-        assert_eq!(transition(None, Secret), Some(Reason::Secret));
-        assert_eq!(transition(None, Exited), Some(Reason::Exited));
-        assert_eq!(transition(None, Prompt), None);
-        assert_eq!(transition(None, Running), None);
-        // Then transitions only.
-        assert_eq!(transition(Some(Running), Prompt), Some(Reason::Prompt));
-        assert_eq!(transition(Some(Input), Prompt), Some(Reason::Prompt));
-        assert_eq!(transition(Some(Prompt), Prompt), None);
-        assert_eq!(transition(Some(Input), Input), None);
-        assert_eq!(transition(Some(Input), Secret), Some(Reason::Secret));
-        assert_eq!(transition(Some(Secret), Input), Some(Reason::Input));
-        assert_eq!(transition(Some(Prompt), Running), None);
-        assert_eq!(transition(Some(Running), Exited), Some(Reason::Exited));
     }
 }

@@ -139,7 +139,7 @@ async fn load_buffer(target: Target, args: LoadBufferArgs) -> ToolResult<BufferR
         .run(&cmd)
         .await
         .map_err(|e| buffer_error("set-buffer", &name, e))?;
-    target.hub.track_buffer(&name);
+    target.server.buffers.track(&name);
     Ok(BufferRef {
         buffer_name: name,
         logical_name: args.logical_name,
@@ -289,7 +289,7 @@ async fn delete_buffer(target: Target, args: DeleteBufferArgs) -> ToolResult<Str
         .hub
         .run(&Command::new("delete-buffer").opt("-b", &args.buffer_name))
         .await;
-    target.hub.untrack_buffer(&args.buffer_name);
+    target.server.buffers.untrack(&args.buffer_name);
     result.map_err(|e| buffer_error("delete-buffer", &args.buffer_name, e))?;
     Ok(format!("Buffer '{}' deleted", args.buffer_name))
 }

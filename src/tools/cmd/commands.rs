@@ -12,7 +12,7 @@ use crate::drive::bounded::HeadTail;
 use crate::drive::cursor::{Cursor, OutputSpan};
 use crate::drive::pace::Pace;
 use crate::drive::read_back;
-use crate::drive::shell::handles::{self, Commands, PaneEnd, Record, Waited};
+use crate::drive::shell::handles::{self, PaneEnd, Record, Waited};
 use crate::tmux::PaneId;
 use crate::tools::shared::args::seconds;
 use crate::tools::toolsets::Toolset;
@@ -196,7 +196,9 @@ fn entry(r: Record) -> CommandEntry {
 async fn list_commands(target: Target, args: ListCommandsArgs) -> ToolResult<ListCommandsResult> {
     // Handles an earlier server started, and ends only tmux saw.
     handles::refresh(&target).await?;
-    let commands = Commands::of(&target.hub)
+    let commands = target
+        .server
+        .commands
         .list()
         .into_iter()
         .rev()
@@ -238,7 +240,7 @@ async fn stop_command(
             )));
         }
     };
-    let commands = Commands::of(&target.hub);
+    let commands = &target.server.commands;
     let id = &args.command_id;
     let record = commands.get(id);
     let mut stopping = None;

@@ -13,7 +13,7 @@ use crate::drive::cursor::{Cursor, OutputSpan};
 use crate::drive::pace::Pace;
 use crate::drive::person;
 use crate::drive::read_back::{self};
-use crate::drive::shell::handles::{self, Commands, Record};
+use crate::drive::shell::handles::{self, Record};
 use crate::drive::shell::line;
 use crate::drive::shell::predicted;
 use crate::drive::shell::prompt;
@@ -422,15 +422,18 @@ async fn keep_record(
     running: bool,
 ) {
     if !running {
-        Commands::of(&target.hub).add(record.finished(span.ended));
+        target.server.commands.add(record.finished(span.ended));
         return;
     }
     record.output_from = span.output_from;
     record.returned = cursor;
     let id = record.id.clone();
     handles::record_start(target, &record).await;
-    Commands::of(&target.hub).add(record);
-    tokio::spawn(handles::follow(target.share(), watch, id));
+    target.server.commands.add(record);
+    target
+        .server
+        .tasks
+        .spawn(handles::follow(target.share(), watch, id));
 }
 
 #[cfg(test)]

@@ -217,7 +217,7 @@ async fn list_servers(
         if !accepts(&path).await {
             continue;
         }
-        let target = Target::unfenced(app.hubs.get(&path), spec);
+        let target = Target::unfenced(app.servers.of(app.hubs.get(&path)), spec);
         // One socket that fails (another program's socket, a hung server)
         // must not hide the others.
         match server_info(&target, true).await {
@@ -256,7 +256,7 @@ async fn remote_servers(app: &App) -> Vec<ServerInfo> {
             let Ok(hub) = app.hubs.at(&address) else {
                 continue;
             };
-            match server_info(&Target::unfenced(hub, spec), true).await {
+            match server_info(&Target::unfenced(app.servers.of(hub), spec), true).await {
                 Ok(info) if info.is_alive => servers.push(info),
                 Ok(_) => {}
                 Err(e) => eprintln!(

@@ -273,7 +273,7 @@ fn names_outside(target: &Target, fence: &Fence, key: &str, raw: &str) -> bool {
             _ => session_named(raw),
         },
         // Paste buffers belong to the server: only those this server loaded are in.
-        "buffer_name" => !target.hub.tracks_buffer(raw),
+        "buffer_name" => !target.server.buffers.tracks(raw),
         _ => false,
     }
 }

@@ -4,17 +4,11 @@
 //! teardowns on that server take turns, so no call of ours zooms a window
 //! between another's unzoom and what it does next.
 
-use std::sync::Arc;
-
-use tokio::sync::{Mutex, OwnedMutexGuard};
+use tokio::sync::OwnedMutexGuard;
 
 use crate::tmux::{Command, SessionId, WindowId};
 use crate::tools::shared::guard::Doomed;
 use crate::tools::{Target, ToolResult};
-
-/// One tmux server's turn for zooms, resizes and teardowns.
-#[derive(Default)]
-struct ZoomTurns(Arc<Mutex<()>>);
 
 /// Held while a call unzooms a window and then resizes or destroys it.
 pub type Turn = OwnedMutexGuard<()>;
@@ -30,8 +24,7 @@ pub async fn turn(target: &Target) -> Option<Turn> {
     if !features.unzoom_before_resize && !features.unzoom_before_teardown {
         return None;
     }
-    let turns = target.hub.kept::<ZoomTurns>();
-    Some(turns.0.clone().lock_owned().await)
+    Some(target.server.resizes.turn().await)
 }
 
 /// On a release where destroying a zoomed window crashes tmux
