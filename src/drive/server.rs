@@ -15,7 +15,6 @@ use crate::drive::attention::Armed;
 use crate::drive::linger::Lingering;
 use crate::drive::shell::end_scripts::EndScripts;
 use crate::drive::shell::handles::Commands;
-use crate::drive::shell::predicted::Predicted;
 use crate::tmux::hub::Hub;
 use crate::tmux::socket::Address;
 
@@ -41,9 +40,6 @@ pub struct Server {
     /// Paste buffers our tools created and have not deleted: deleted at
     /// shutdown, and the only buffers an owned scope may touch.
     pub buffers: Buffers,
-    /// The anchors a silent `run_command` predicted, checked against
-    /// tmux's once read.
-    pub predicted: Predicted,
     /// Every task started for this server (followers of command handles,
     /// the lingering panes' reaper, the attention keeper), closed at
     /// shutdown.
@@ -60,7 +56,6 @@ impl Server {
             lingering: Lingering::default(),
             resizes: Resizes::default(),
             buffers: Buffers::default(),
-            predicted: Predicted::default(),
             tasks: Tasks::default(),
         }
     }

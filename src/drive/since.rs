@@ -11,7 +11,6 @@
 
 use crate::drive::cursor::Cursor;
 use crate::drive::read_back::read_back;
-use crate::drive::shell::predicted;
 use crate::drive::watch::Watch;
 use crate::drive::{Target, ToolError, ToolResult};
 use crate::panes::registry::InputMark;
@@ -101,9 +100,6 @@ pub async fn earlier(
             ..Earlier::default()
         });
     };
-    // A cursor's anchor may be one run_command predicted (`predicted`).
-    let limit = target.hub.limits().tmux_command_timeout;
-    let anchor = predicted::settled(target, watch.id, anchor, limit).await;
     let read = read_back(target, watch.id, server, pid, anchor).await?;
     let cursor = read.rows.history + read.rows.cursor_y;
     let (complete, writing) = match read.lines.iter().rposition(|l| l.row <= cursor) {

@@ -11,14 +11,12 @@
 //! ([`prompt`]), and what a person left on its line refuses the input
 //! ([`line`]). [`last`] reads the last command of a pane nobody drove;
 //! [`handles`] keeps the commands that outlive their call, and
-//! [`end_scripts`] the scripts their wrappers run beside the tmux socket;
-//! [`predicted`] tells the cursor of a command that printed nothing.
+//! [`end_scripts`] the scripts their wrappers run beside the tmux socket.
 
 pub mod end_scripts;
 pub mod handles;
 pub mod last;
 pub mod line;
-pub mod predicted;
 pub mod prompt;
 pub mod span;
 pub mod state;

@@ -15,14 +15,11 @@ use crate::drive::person;
 use crate::drive::read_back::{self};
 use crate::drive::shell::handles::{self, Record};
 use crate::drive::shell::line;
-use crate::drive::shell::predicted;
 use crate::drive::shell::prompt;
 use crate::drive::shell::span::{self, Delimiters, Span};
 use crate::drive::shell::state::{self, PaneState};
 use crate::drive::shell::typed::{self, ShellTyping};
-use crate::drive::watch::Geometry;
 use crate::drive::watch::Watch;
-use crate::panes::anchor::Anchor;
 use crate::tmux::{Command, PaneId};
 use crate::tools::shared::args::seconds;
 use crate::tools::shared::args::yes;
@@ -209,52 +206,6 @@ async fn type_command(
     Ok((delimiters, cursor, record))
 }
 
-/// Where the wrapper line was typed: the recording's end just before, and
-/// the pane's geometry it was sized for.
-#[derive(Clone, Copy)]
-struct Typed {
-    from: u64,
-    at: Geometry,
-}
-
-/// The anchor of a command's cursor, told without reading tmux (see
-/// [`predicted`]) when the wrapper typed it, it printed nothing, and this
-/// input's mark read the line it was typed on; with the tmux server and
-/// the pane's process the mark read.
-fn silent_anchor(
-    target: &Target,
-    watch: &Watch,
-    span: &Span,
-    run: &Checked<'_>,
-    typed: Typed,
-) -> Option<((u32, u32), Anchor)> {
-    let (end, _) = span.ended?;
-    if span.by_marks() || span.output_from != Some(end) {
-        return None;
-    }
-    let mark = target.hub.panes().last_input(watch.id)?;
-    if mark.ring != Some((watch.epoch(), typed.from)) {
-        return None;
-    }
-    let (server, pid, _) = mark.tmux?;
-    let at = typed.at;
-    let anchor = predicted::silent_anchor(&mark.line?, run.command, at.cursor_x, at.width)?;
-    Some(((server, pid), anchor))
-}
-
-/// Whether the shell's prompt after the command's end left the cursor on
-/// the row after the command's line (all of it recorded).
-fn prompt_on_one_row(watch: &Watch, after_end: u64) -> bool {
-    const MOST: usize = 4096;
-    let (mut at, mut printed) = (after_end, Vec::new());
-    let read = watch.read_raw(&mut at, &mut |_, chunk, _| {
-        if printed.len() <= MOST {
-            printed.extend_from_slice(chunk);
-        }
-    });
-    !read.missed && printed.len() <= MOST && predicted::stays_on_row(&printed)
-}
-
 /// Typed as is for a shell that marked its prompt, the command got no
 /// mark: the shell that reads it is not that one.
 const UNMARKED: &str = "the shell marked its prompt (OSC 133) but not this command: another shell may read it now; in_subshell=true types a wrapper that needs no marks";
@@ -321,10 +272,6 @@ async fn run_command(
         app.config.limits.tool_result,
     )?;
     let (delimiters, mut cursor, record) = type_command(&mut watch, &target, &run, seen).await?;
-    let typed = Typed {
-        from: cursor,
-        at: watch.geometry,
-    };
     let mut pace = Pace::new(&ctx, format!("pane {}", watch.id), started, run.effective);
     pace.report_start("command typed");
 
@@ -343,32 +290,18 @@ async fn run_command(
     // The cursor reads on after what this call returned: the output's
     // span in the recording while it is left to page (ended, or cut), then
     // tmux's own lines after the anchor (see `capture_since`). The anchor
-    // is read while the prompt is awaited: the lines it looks for are
-    // drawn by now (a pane the command ended has none: its cursor pages
-    // the output). A command that printed nothing, followed by a one-row
-    // prompt, has its anchor told from its input mark instead, checked
-    // against tmux after the answer (`predicted`).
+    // is read while the prompt is awaited, in the same round trip: the
+    // lines it looks for are drawn by now (a pane the command ended has
+    // none: its cursor pages the output).
     let last = output.last().map(str::to_owned);
     let height = watch.geometry.height;
-    let predicted = silent_anchor(&target, &watch, &span, &run, typed);
     let pane_id = watch.id;
     let anchor = async {
         let read = read_back::anchor_at(&target, pane_id, Some(height), last.as_deref()).await;
         read.map(|(rows, anchor)| ((rows.server, rows.pid), anchor))
     };
-    let (settled, anchored) = match predicted {
-        None => tokio::join!(settle(collected, &mut watch, &target, &span, &run), anchor),
-        Some((server, predicted)) => {
-            let settled = settle(collected, &mut watch, &target, &span, &run).await;
-            let at_prompt = matches!(settled, Ok((false, PaneState::Prompt, _)));
-            if at_prompt && prompt_on_one_row(&watch, span.after_end) {
-                predicted::check(&target, watch.id, height, predicted).await;
-                (settled, Ok((server, predicted)))
-            } else {
-                (settled, anchor.await)
-            }
-        }
-    };
+    let (settled, anchored) =
+        tokio::join!(settle(collected, &mut watch, &target, &span, &run), anchor);
     let (missed, pane_state, mut note) = settled?;
     let ((server, pid), anchor) = anchored.unwrap_or_default();
     let running = span.ended.is_none() && pane_state != PaneState::Exited;

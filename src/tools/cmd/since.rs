@@ -11,7 +11,6 @@ use crate::drive::cursor::{Cursor, OutputSpan};
 use crate::drive::linger;
 use crate::drive::pace::elapsed_seconds;
 use crate::drive::read_back::{self, read_back, read_screen};
-use crate::drive::shell::predicted;
 use crate::drive::shell::typed::is_plumbing;
 use crate::drive::tail::lossy;
 use crate::drive::watch::MAX_LINE;
@@ -488,11 +487,7 @@ async fn read_on(
 ) -> ToolResult<CaptureSinceResult> {
     let id = cursor.pane;
     let at = recorded_end(target, id);
-    // run_command's anchor for a command that printed nothing may be a
-    // prediction tmux was still checking, or corrected.
-    let limit = target.hub.limits().tmux_command_timeout;
-    let anchor = predicted::settled(target, id, cursor.anchor, limit).await;
-    let read = read_back(target, id, cursor.server, cursor.pid, anchor).await?;
+    let read = read_back(target, id, cursor.server, cursor.pid, cursor.anchor).await?;
     let at_cursor = read.rows.history + read.rows.cursor_y;
     if prompt_old && !read.missed && only_line_at(&read.lines, at_cursor) {
         return Ok(CaptureSinceResult {
