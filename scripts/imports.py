@@ -11,6 +11,9 @@
 - src/tools/ has three floors, imports pointing down: a tool group
   (src/tools/cmd/<group>.rs or <group>/) never imports another group, and
   src/tools/shared/ never imports src/tools/cmd/.
+- Text reaches a pane through src/drive/input.rs only: no other file
+  builds `paste-buffer`, nor `send-keys` but for copy mode (`-X`) or a
+  reset (`-R`).
 - tmux's version is read in src/tmux/ only: no `#{version}` in src/tools/
   (but get_server_info's, which reports it verbatim and parses nothing).
 
@@ -198,6 +201,7 @@ def main() -> int:
     for file in (SRC / "tools").rglob("*.rs"):
         if file not in verbatim and "#{version}" in without_tests(file.read_text()):
             breaches.append(f"{file.relative_to(SRC)} asks tmux for #{{version}} itself")
+    breaches += input_outside_drive()
     breaches += long_functions()
     for breach in breaches:
         print(breach)
@@ -245,6 +249,25 @@ def long_functions() -> list:
             if lines > allowed:
                 out.append(f"{name}: fn {fn} is {lines} lines (bound {allowed})")
     return out
+
+
+def input_outside_drive() -> list:
+    """Text reaches a pane through drive/input.rs only: `send-keys` is
+    built elsewhere only for copy mode's commands (`-X`) or a reset
+    (`-R`), `paste-buffer` never."""
+    found = []
+    builds = re.compile(r'Command::new\("(send-keys|paste-buffer)"\)((?:\s*\.[a-z_]+\([^;]*?\))*)')
+    for file in SRC.rglob("*.rs"):
+        if file == SRC / "drive" / "input.rs":
+            continue
+        text = without_tests(file.read_text())
+        for m in builds.finditer(text):
+            flags = m.group(2)
+            if m.group(1) == "send-keys" and ('.flag("-X")' in flags or '.flag("-R")' in flags):
+                continue
+            line = text.count("\n", 0, m.start()) + 1
+            found.append(f"{file.relative_to(SRC)}:{line} builds {m.group(1)}: input goes through drive::input::send")
+    return found
 
 
 def strongly_connected(edges: dict) -> list:

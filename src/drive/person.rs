@@ -39,19 +39,44 @@ use crate::tmux::{Command, PaneId, format};
 /// The longest agent input waits for a person to pause.
 pub const FLOOR_WAIT: Duration = Duration::from_secs(5);
 
-/// How long an input waited for a person to pause.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Waited(pub Duration);
+/// What [`before_typing`] found for one pane: typing may go ahead, after
+/// waiting this long for a person to pause. Made only here (and for an
+/// input with nothing to type), so holding one proves the checks ran:
+/// [`crate::drive::input::send`] takes it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Waited {
+    pane: PaneId,
+    waited: Duration,
+}
 
 impl Waited {
+    /// Typing into `pane` goes ahead at once: nothing to wait for.
+    pub(in crate::drive) fn at_once(pane: PaneId) -> Waited {
+        Waited::after(pane, Duration::ZERO)
+    }
+
+    fn after(pane: PaneId, waited: Duration) -> Waited {
+        Waited { pane, waited }
+    }
+
+    /// How long it waited for the person to pause.
+    pub fn duration(self) -> Duration {
+        self.waited
+    }
+
+    /// The pane the checks were for.
+    pub fn pane(&self) -> PaneId {
+        self.pane
+    }
+
     /// Appended to a tool's text result: empty when it did not wait.
     pub fn note(self) -> String {
-        if self.0.is_zero() {
+        if self.waited.is_zero() {
             String::new()
         } else {
             format!(
                 " (waited {:.1}s for a person typing there to pause)",
-                self.0.as_secs_f64()
+                self.waited.as_secs_f64()
             )
         }
     }
@@ -196,7 +221,7 @@ async fn checks_before_typing(
 ) -> ToolResult<Waited> {
     let limits = target.hub.limits();
     if nothing_to_check(limits, no_secret) {
-        return Ok(Waited::default());
+        return Ok(Waited::at_once(pane));
     }
     let (secret_ok, quiet) = (limits.secret_input || no_secret, limits.human_quiet);
     let started = Instant::now();
@@ -212,14 +237,14 @@ async fn checks_before_typing(
             return Err(secret_refusal(target, pane));
         }
         let Some(quiet) = quiet else {
-            return Ok(Waited::default());
+            return Ok(Waited::at_once(pane));
         };
         let holder = clients
             .iter()
             .filter_map(|c| Some((c, c.floor_until(window, quiet)?)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
         let Some((client, until)) = holder.filter(|(_, until)| *until > now_secs()) else {
-            return Ok(Waited(waited));
+            return Ok(Waited::after(pane, waited));
         };
         let left = FLOOR_WAIT.saturating_sub(started.elapsed());
         if left.is_zero() {
@@ -399,7 +424,8 @@ mod tests {
 
     #[test]
     fn a_wait_is_noted_only_when_there_was_one() {
-        assert_eq!(Waited::default().note(), "");
-        assert!(Waited(Duration::from_millis(1200)).note().contains("1.2s"));
+        assert_eq!(Waited::at_once(PaneId(1)).note(), "");
+        let waited = Waited::after(PaneId(1), Duration::from_millis(1200));
+        assert!(waited.note().contains("1.2s"));
     }
 }

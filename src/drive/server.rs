@@ -175,7 +175,10 @@ mod tests {
         assert_eq!(tasks.running(), 2);
         tasks.close(Duration::from_secs(5)).await;
         assert_eq!(tasks.running(), 0);
-        assert!(told.recv().await.is_none(), "both tasks dropped their state");
+        assert!(
+            told.recv().await.is_none(),
+            "both tasks dropped their state"
+        );
     }
 
     #[test]

@@ -73,7 +73,6 @@ pub async fn earlier(
             ring: c.output.map(|o| (o.epoch, o.stop)),
             // A cursor of the format before anchors names no server.
             tmux: (c.server != 0).then_some((c.server, c.pid, c.anchor)),
-            line: None,
         },
         Since::Input => match target.hub.panes().last_input(watch.id) {
             Some(mark) => mark,

@@ -103,19 +103,6 @@ pub struct InputMark {
     /// In tmux's terms, for when it has one: the tmux server's pid, the
     /// pane's process and the last line above the cursor.
     pub tmux: Option<(u32, u32, Anchor)>,
-    /// The line the cursor was on, where the input was typed.
-    pub line: Option<TypedOn>,
-}
-
-/// The line input was typed on, as tmux showed it just before.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TypedOn {
-    /// The absolute row it starts on: the cursor's row.
-    pub row: u64,
-    /// Its text, trailing spaces trimmed.
-    pub text: String,
-    /// The cursor's column.
-    pub cursor_x: u64,
 }
 
 /// Input marks kept, at most (one per pane; a server has fewer panes).

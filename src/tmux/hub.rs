@@ -71,8 +71,7 @@ use super::ssh::{SshHost, SshTransport};
 use super::version::{Features, Version};
 use super::{Command, PaneId, SessionId, TmuxError};
 use crate::config::Limits;
-use crate::panes::anchor::{self, Anchor};
-use crate::panes::registry::{InputMark, Panes, TypedOn};
+use crate::panes::registry::Panes;
 
 /// The lines a command printed, whichever path ran it.
 pub type Lines = Vec<Vec<u8>>;
@@ -340,12 +339,31 @@ impl Hub {
     /// client included) is bounded by the command timeout: a server that
     /// accepts and never answers is [`TmuxError::NotResponding`] within it.
     ///
-    /// Before input (keys or a paste) reaches a pane, where the pane stands
-    /// is recorded ([`InputMark`]): a wait `since` the input reads from it.
+    /// Input into a pane goes through `drive::input`, which marks it.
     pub async fn run(&self, command: &Command) -> Result<Lines, TmuxError> {
-        match input_to(command) {
-            Some(pane) => self.run_marked(command, pane).await,
-            None => self.run_unmarked(command).await,
+        if command.is_one_of(QUEUE_BLOCKING) || command.is_one_of(SESSION_ENDING) {
+            return self.run_oneshot(command).await;
+        }
+        let limit = self.limits.tmux_command_timeout;
+        let run = async {
+            let mut attempts = 0;
+            loop {
+                let Some(client) = self.client().await else {
+                    return self.run_oneshot(command).await;
+                };
+                attempts += 1;
+                match client.run(command).await {
+                    Ok(reply) => return Ok(reply.lines),
+                    // The client went away (a user's `detach-client`, its
+                    // session killed): a fresh one is attached next time.
+                    Err(e) if attempts < MAX_ATTEMPTS && may_resend(command, &e) => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        match tokio::time::timeout(limit, run).await {
+            Ok(reply) => reply,
+            Err(_) => Err(TmuxError::NotResponding(limit)),
         }
     }
 
@@ -372,43 +390,6 @@ impl Hub {
         in_order(commands.iter().map(|c| self.run(c)).collect()).await
     }
 
-    /// Runs input `command` for `pane` after recording where the pane
-    /// stands, in this process's recording and in tmux's terms (the
-    /// server, the pane's process, its rows and the screen): the two reads
-    /// are queued ahead of the input on the same client, so tmux runs them
-    /// first, and the input costs no extra round trip. A pane tmux does not
-    /// answer for keeps only what the recording says.
-    async fn run_marked(&self, command: &Command, pane: PaneId) -> Result<Lines, TmuxError> {
-        let ring = self.panes.end_of(pane);
-        let rows = Command::new("display-message")
-            .flag("-p")
-            .target(pane)
-            .arg("#{pid} #{pane_pid} #{history_size} #{cursor_y} #{pane_width} #{cursor_x} #{pane_in_mode}");
-        // The visible screen, from its top row.
-        let screen = Command::new("capture-pane")
-            .flag("-p")
-            .flag("-J")
-            .opt("-S", "0")
-            .target(pane);
-        let runs = [&rows, &screen, command].map(|c| self.run_unmarked(c));
-        let mut replies = in_order(runs.into()).await.into_iter();
-        let (rows, screen, input) = (replies.next(), replies.next(), replies.next());
-        if let Some(Ok(rows)) = &rows
-            && in_mode(rows)
-            && command.is_one_of(&["send-keys"])
-        {
-            self.retire_commands();
-        }
-        let (tmux, line) = match (rows, screen) {
-            (Some(Ok(rows)), Some(Ok(screen))) => tmux_mark(&rows, &screen).unzip(),
-            _ => (None, None),
-        };
-        let line = line.flatten();
-        self.panes
-            .record_input(pane, InputMark { ring, tmux, line });
-        input.unwrap_or(Err(TmuxError::NotSent))
-    }
-
     /// Lets the command client go once keys went to a pane in a mode
     /// (read in the same queue run as the keys, so no person's key came
     /// between): the mode's binding for a key may open a prompt (copy
@@ -417,37 +398,10 @@ impl Hub {
     /// do on a control client: every later command would go unanswered.
     /// Closing the client closes its prompt; the next command attaches a
     /// fresh one (see protocol/tmux-control.md, "Keys into a mode").
-    fn retire_commands(&self) {
+    pub fn retire_commands(&self) {
         let client = self.clients().commands.take();
         if let Some(client) = client.and_then(|cell| cell.get().cloned()) {
             tokio::spawn(client.leave());
-        }
-    }
-
-    async fn run_unmarked(&self, command: &Command) -> Result<Lines, TmuxError> {
-        if command.is_one_of(QUEUE_BLOCKING) || command.is_one_of(SESSION_ENDING) {
-            return self.run_oneshot(command).await;
-        }
-        let limit = self.limits.tmux_command_timeout;
-        let run = async {
-            let mut attempts = 0;
-            loop {
-                let Some(client) = self.client().await else {
-                    return self.run_oneshot(command).await;
-                };
-                attempts += 1;
-                match client.run(command).await {
-                    Ok(reply) => return Ok(reply.lines),
-                    // The client went away (a user's `detach-client`, its
-                    // session killed): a fresh one is attached next time.
-                    Err(e) if attempts < MAX_ATTEMPTS && may_resend(command, &e) => continue,
-                    Err(e) => return Err(e),
-                }
-            }
-        };
-        match tokio::time::timeout(limit, run).await {
-            Ok(reply) => reply,
-            Err(_) => Err(TmuxError::NotResponding(limit)),
         }
     }
 
@@ -965,17 +919,6 @@ fn may_resend(command: &Command, error: &TmuxError) -> bool {
     }
 }
 
-/// The pane `command` sends input to (keys or a paste), if it does.
-fn input_to(command: &Command) -> Option<PaneId> {
-    let keys =
-        command.is_one_of(&["send-keys"]) && !command.has_flag("-X") && !command.has_flag("-R");
-    if keys || command.is_one_of(&["paste-buffer"]) {
-        command.pane_target()
-    } else {
-        None
-    }
-}
-
 /// Writes `content` to a new file at `path` (any file or link there is
 /// removed first; created exclusively, mode 0600, so a link put there
 /// meanwhile is never followed).
@@ -1074,40 +1017,6 @@ async fn in_order<F: Future>(runs: Vec<F>) -> Vec<F::Output> {
     done.into_iter().flatten().collect()
 }
 
-/// Whether [`Hub::run_marked`]'s read of the pane found it in a mode
-/// (its seventh field, `#{pane_in_mode}`).
-fn in_mode(rows: &[Vec<u8>]) -> bool {
-    let field = rows.first().and_then(|r| r.split(|&b| b == b' ').nth(6));
-    field.is_some_and(|f| f != b"0" && !f.is_empty())
-}
-
-/// An input mark's tmux half, and the line the cursor was on.
-type TmuxMark = ((u32, u32, Anchor), Option<TypedOn>);
-
-/// The tmux half of an [`InputMark`] from the replies of
-/// [`Hub::run_marked`]'s two reads, with the line the cursor is on when
-/// that line starts on the cursor's row; `None` on any doubt.
-fn tmux_mark(rows: &[Vec<u8>], screen: &[Vec<u8>]) -> Option<TmuxMark> {
-    let line = std::str::from_utf8(rows.first()?).ok()?;
-    let mut fields = line.split(' ').map(|f| f.parse::<u64>().ok());
-    let mut next = || fields.next().flatten();
-    let (server, pid) = (next()?, next()?);
-    let (history, cursor_y, width) = (next()?, next()?, next()?);
-    let lines = anchor::lines(screen, history, width as usize);
-    let at = anchor::before_cursor(&lines, history, cursor_y);
-    let row = history + cursor_y;
-    let on = match (next(), lines.iter().find(|l| l.row == row)) {
-        (Some(cursor_x), Some(line)) => Some(TypedOn {
-            row,
-            text: line.text.clone(),
-            cursor_x,
-        }),
-        _ => None,
-    };
-    let server = u32::try_from(server).ok()?;
-    Some(((server, u32::try_from(pid).ok()?, at), on))
-}
-
 /// Commands that make tmux print `%end` at once and then hold the client's
 /// command queue until they finish (or that spawn nested command blocks):
 /// on a shared control client they would stall every other call.
@@ -1156,27 +1065,6 @@ mod tests {
     use crate::tmux::scripted::Scripted;
     use std::time::Instant;
     use tokio::sync::mpsc::UnboundedReceiver;
-
-    #[test]
-    fn input_is_keys_or_a_paste_to_a_pane() {
-        let keys = Command::new("send-keys").target(PaneId(4)).arg("ls");
-        assert_eq!(input_to(&keys), Some(PaneId(4)));
-        let paste = Command::new("paste-buffer")
-            .opt("-b", "x")
-            .target(PaneId(2));
-        assert_eq!(input_to(&paste), Some(PaneId(2)));
-        for not_input in [
-            Command::new("send-keys")
-                .flag("-X")
-                .target(PaneId(4))
-                .arg("cancel"),
-            Command::new("send-keys").flag("-R").target(PaneId(4)),
-            Command::new("send-keys").target("main:1").arg("ls"),
-            Command::new("capture-pane").flag("-p").target(PaneId(4)),
-        ] {
-            assert_eq!(input_to(&not_input), None, "{not_input:?}");
-        }
-    }
 
     #[test]
     fn a_file_beside_the_socket_is_made_afresh_never_through_a_link() {
@@ -1269,35 +1157,6 @@ mod tests {
         assert!(link.symlink_metadata().is_ok() && !file.exists());
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn the_tmux_half_of_an_input_mark_is_the_line_above_the_cursor() {
-        let screen: Vec<Vec<u8>> = vec![b"$ make".to_vec(), b"done".to_vec(), b"$ ".to_vec()];
-        let ((server, pid, at), on) = tmux_mark(&[b"900 77 40 2 80".to_vec()], &screen).unwrap();
-        assert_eq!((server, pid), (900, 77));
-        assert_eq!(at, Anchor::new(41, "done"));
-        assert_eq!(on, None, "no cursor column read");
-        let (_, on) = tmux_mark(&[b"900 77 40 2 80 2".to_vec()], &screen).unwrap();
-        let prompt = TypedOn {
-            row: 42,
-            text: "$".into(),
-            cursor_x: 2,
-        };
-        assert_eq!(on, Some(prompt));
-        // The cursor on the second row of a wrapped line: no line starts there.
-        let wrapped: Vec<Vec<u8>> = vec![[b'x'; 100].to_vec()];
-        let (_, on) = tmux_mark(&[b"900 77 40 1 80 20".to_vec()], &wrapped).unwrap();
-        assert_eq!(on, None);
-        for junk in [
-            &b""[..],
-            b"900 77 40 2",
-            b"900 x 40 2 80",
-            b"99999999999 1 1 1 1",
-        ] {
-            assert_eq!(tmux_mark(&[junk.to_vec()], &screen), None);
-        }
-        assert_eq!(tmux_mark(&[], &screen), None);
     }
 
     /// A hub whose control clients are scripted; it has no tmux for

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::drive::bounded::{self, MaxLines};
+use crate::drive::input::{self, Input};
 use crate::drive::person;
 use crate::tmux::format::unvis;
 use crate::tmux::{Command, TmuxError};
@@ -163,14 +164,11 @@ async fn paste_buffer(target: Target, args: PasteBufferArgs) -> ToolResult<Strin
     // paste-buffer does not say when the pane is missing in every version;
     // the look before typing finds it first, so the error is the usual one.
     let waited = person::before_typing(&target, pane, false).await?;
-    let mut cmd = Command::new("paste-buffer");
-    if args.bracket {
-        cmd = cmd.flag("-p");
-    }
-    let cmd = cmd.opt("-b", &args.buffer_name).target(pane);
-    target
-        .hub
-        .run(&cmd)
+    let buffer = Input::Buffer {
+        name: &args.buffer_name,
+        bracketed: args.bracket,
+    };
+    input::send(&target, &waited, buffer)
         .await
         .map_err(|e| buffer_error("paste-buffer", &args.buffer_name, e))?;
     Ok(format!(

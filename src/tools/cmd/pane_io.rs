@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::drive::bounded::DEFAULT_BYTES;
-use crate::drive::input::{self, KeyOptions};
+use crate::drive::input::{self, Input, KeyOptions};
 use crate::drive::person;
 use crate::drive::tail::trimmed_lines;
 use crate::tmux::{Command, PaneId, SessionId, TmuxError};
@@ -307,27 +307,11 @@ async fn paste_text(target: Target, args: PasteTextArgs) -> ToolResult<String> {
     check_buffer_text(&args.text, "text", "paste_text")?;
     let pane = lookup::resolve_pane(&target, &args.pane).await?;
     let waited = person::before_typing(&target, pane, false).await?;
-    let name = format!("libtmux_mcp_{}_paste", uuid::Uuid::new_v4().simple());
-    target
-        .run(
-            Command::new("set-buffer")
-                .opt("-b", &name)
-                .flag("--")
-                .arg(&args.text),
-        )
-        .await?;
-    let mut paste = Command::new("paste-buffer");
-    if args.bracket {
-        paste = paste.flag("-p");
-    }
-    let paste = paste.flag("-d").opt("-b", &name).target(pane);
-    if let Err(e) = target.run(paste).await {
-        // -d did not run: the buffer must not outlive the call.
-        let _ = target
-            .run(Command::new("delete-buffer").opt("-b", &name))
-            .await;
-        return Err(e);
-    }
+    let text = Input::Text {
+        text: &args.text,
+        bracketed: args.bracket,
+    };
+    input::send(&target, &waited, text).await?;
     Ok(format!("Text pasted to pane {pane}{}", waited.note()))
 }
 

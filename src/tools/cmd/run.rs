@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::drive::bounded::{self, HeadTail, MaxLines};
 use crate::drive::cursor::{Cursor, OutputSpan};
+use crate::drive::input::{self, Input};
 use crate::drive::pace::Pace;
 use crate::drive::person;
 use crate::drive::read_back::{self};
@@ -20,7 +21,7 @@ use crate::drive::shell::span::{self, Delimiters, Span};
 use crate::drive::shell::state::{self, PaneState};
 use crate::drive::shell::typed::{self, ShellTyping};
 use crate::drive::watch::Watch;
-use crate::tmux::{Command, PaneId};
+use crate::tmux::PaneId;
 use crate::tools::shared::args::seconds;
 use crate::tools::shared::args::yes;
 use crate::tools::shared::lookup::{self, PaneSel};
@@ -170,7 +171,7 @@ async fn type_command(
     // A person typing there first finishes their line; after such a wait
     // the shell and the cursor are read again: the line is sized to them.
     let waited = person::before_typing_seen(target, watch.id, false, seen).await?;
-    if !waited.0.is_zero() {
+    if !waited.duration().is_zero() {
         watch.refresh_geometry(target).await?;
         state::await_shell(watch, target).await?;
     }
@@ -196,12 +197,7 @@ async fn type_command(
     let cursor = watch.end();
     // The line and its Enter (`\r`, the byte the Enter key sends) in one
     // command: a round trip less.
-    let typed = Command::new("send-keys")
-        .target(watch.id)
-        .flag("-l")
-        .flag("--")
-        .arg(line + "\r");
-    target.run(typed).await?;
+    input::send(target, &waited, Input::Line(&line)).await?;
     let record = Record::new(nonce, watch, run.command, delimiters.clone(), cursor);
     Ok((delimiters, cursor, record))
 }

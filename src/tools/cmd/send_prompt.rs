@@ -32,6 +32,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::drive::input::{self, Input};
 use crate::drive::pace::{Pace, Woke, elapsed_seconds};
 use crate::drive::person;
 use crate::drive::shell::{line, state};
@@ -142,16 +143,20 @@ async fn send_prompt(
     // A password prompt is the person's to answer, and a person typing
     // there has the floor (see `person`, which words the refusal for every
     // input tool: how the person reaches the pane, how to wait for them).
-    match person::before_typing(&target, pane, false).await {
+    let cleared = match person::before_typing(&target, pane, false).await {
         Err(e) if e.kind == ErrorKind::Refused => {
             return Ok(finish(PromptOutcome::Refused, 0, Some(e.text())));
         }
-        waited => waited?,
+        cleared => cleared?,
     };
     // Not into a mode; at a shell's prompt, not after a person's text.
     let shell = state::is_shell(&watch.command) && !watch.alternate_at_start;
     line::check(&target, pane, shell).await?;
-    paste(&target, pane, &args.text).await?;
+    let text = Input::Text {
+        text: &args.text,
+        bracketed: true,
+    };
+    input::send(&target, &cleared, text).await?;
     if !args.submit {
         return Ok(finish(PromptOutcome::TypedNotSubmitted, 0, None));
     }
@@ -162,9 +167,7 @@ async fn send_prompt(
         let typed = Typed::find(&args.text, &screen(&target, pane).await?);
         for attempt in 1..=ATTEMPTS {
             let before = watch.end();
-            target
-                .run(Command::new("send-keys").target(pane).arg("Enter"))
-                .await?;
+            input::send(&target, &cleared, Input::Enter).await?;
             if took(&mut watch, &target, typed.as_ref(), before).await? {
                 return Ok(Some(attempt));
             }
@@ -219,29 +222,6 @@ async fn until_reading(
             return Some((PromptOutcome::NotReady, why.into()));
         }
     }
-}
-
-/// Pastes `text` into `pane` through a buffer of its own, bracketed when
-/// the program asked for bracketed paste; the buffer is deleted.
-async fn paste(target: &Target, pane: PaneId, text: &str) -> ToolResult<()> {
-    let name = format!("libtmux_mcp_{}_prompt", uuid::Uuid::new_v4().simple());
-    let load = Command::new("set-buffer")
-        .opt("-b", &name)
-        .flag("--")
-        .arg(text);
-    target.run(load).await?;
-    let put = Command::new("paste-buffer")
-        .flag("-p")
-        .flag("-d")
-        .opt("-b", &name)
-        .target(pane);
-    if let Err(e) = target.run(put).await {
-        let _ = target
-            .run(Command::new("delete-buffer").opt("-b", &name))
-            .await;
-        return Err(e);
-    }
-    Ok(())
 }
 
 /// Waits until the pane has printed nothing for [`SETTLE`] (the program
