@@ -250,63 +250,95 @@ pub async fn read_back(
     };
     match expected {
         Some(Some(row)) => {
-            // From a screenful above it: rows that move while the capture
-            // is on its way still leave the line inside.
-            let from = row.saturating_sub(SLACK + state.height);
-            let (lines, rows) = capture_from(target, id, &state, Some(from)).await?;
-            // Where it is now: rows of the old frame moved by what tmux
-            // trimmed in between (nothing, or whole chunks).
-            let slack = anchor::uncertainty(&lines) + moved(&state, &rows);
-            let chunk = anchor::trim_chunk(rows.limit);
-            let moves = if anchor::trimmable(rows.limit, rows.history) {
-                3
-            } else {
-                1
-            };
-            let looked = (0..moves).filter_map(|k| row.checked_sub(k * chunk));
-            for r in looked {
-                if let anchor::Found::At { index, fresh } =
-                    anchor::find_within(&lines, &anchor, r, slack)
-                {
-                    let from = if fresh { index } else { index + 1 };
-                    return Ok(ReadBack {
-                        anchor: Anchor {
-                            row: lines[index].row,
-                            ..anchor
-                        },
-                        lines: lines[from..].to_vec(),
-                        missed: false,
-                        missing: None,
-                        rows,
-                    });
-                }
+            if let Some(found) = near_row(target, id, &state, &anchor, row).await? {
+                return Ok(found);
             }
         }
-        Some(None) => {
-            // Dropped from history: everything tmux holds is new.
-            let (all, rows) = capture_from(target, id, &state, None).await?;
-            return Ok(ReadBack {
-                anchor: Anchor::new(0, ""),
-                lines: all,
-                missed: true,
-                missing: Some(anchor::missing_after(anchor.row, state.limit)),
-                rows,
-            });
-        }
+        // Dropped from history: everything tmux holds is new.
+        Some(None) => return all_new(target, id, &state, &anchor).await,
         None => {}
     }
     // The rows moved under the probes or the capture: the whole history,
     // once, searched as a whole.
-    let (all, rows) = capture_from(target, id, &state, None).await?;
-    let slack = anchor::uncertainty(&all) + moved(&state, &rows);
-    match anchor::locate(&all, &anchor, rows.limit, rows.history, slack) {
+    searched_whole(target, id, &state, &anchor, lost).await
+}
+
+/// The lines after `anchor`, expected at `row`: captured from a screenful
+/// above it (rows that move while the capture is on its way still leave
+/// the line inside), and looked for where tmux's trimming may have moved
+/// it; `None` when it is not there.
+async fn near_row(
+    target: &Target,
+    id: PaneId,
+    state: &Rows,
+    anchor: &Anchor,
+    row: u64,
+) -> ToolResult<Option<ReadBack>> {
+    let from = row.saturating_sub(SLACK + state.height);
+    let (lines, rows) = capture_from(target, id, state, Some(from)).await?;
+    // Where it is now: rows of the old frame moved by what tmux trimmed
+    // in between (nothing, or whole chunks).
+    let slack = anchor::uncertainty(&lines) + moved(state, &rows);
+    let chunk = anchor::trim_chunk(rows.limit);
+    let moves = if anchor::trimmable(rows.limit, rows.history) {
+        3
+    } else {
+        1
+    };
+    let looked = (0..moves).filter_map(|k| row.checked_sub(k * chunk));
+    for r in looked {
+        if let anchor::Found::At { index, fresh } = anchor::find_within(&lines, anchor, r, slack) {
+            let from = if fresh { index } else { index + 1 };
+            return Ok(Some(ReadBack {
+                anchor: Anchor {
+                    row: lines[index].row,
+                    ..*anchor
+                },
+                lines: lines[from..].to_vec(),
+                missed: false,
+                missing: None,
+                rows,
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// Everything tmux holds, all new: `anchor` was dropped from history.
+async fn all_new(
+    target: &Target,
+    id: PaneId,
+    state: &Rows,
+    anchor: &Anchor,
+) -> ToolResult<ReadBack> {
+    let (all, rows) = capture_from(target, id, state, None).await?;
+    Ok(ReadBack {
+        anchor: Anchor::new(0, ""),
+        lines: all,
+        missed: true,
+        missing: Some(anchor::missing_after(anchor.row, state.limit)),
+        rows,
+    })
+}
+
+/// The whole history, captured once and searched for `anchor` as a whole.
+async fn searched_whole(
+    target: &Target,
+    id: PaneId,
+    state: &Rows,
+    anchor: &Anchor,
+    lost: impl Fn(ReadBack, Option<u64>) -> ReadBack,
+) -> ToolResult<ReadBack> {
+    let (all, rows) = capture_from(target, id, state, None).await?;
+    let slack = anchor::uncertainty(&all) + moved(state, &rows);
+    match anchor::locate(&all, anchor, rows.limit, rows.history, slack) {
         Located::Found { from, dropped } => Ok(ReadBack {
             lines: all[from..].to_vec(),
             missed: false,
             missing: None,
             anchor: Anchor {
                 row: anchor.row.saturating_sub(dropped),
-                ..anchor
+                ..*anchor
             },
             rows,
         }),

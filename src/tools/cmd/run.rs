@@ -21,6 +21,7 @@ use crate::drive::shell::span::{self, Delimiters, Span};
 use crate::drive::shell::state::{self, PaneState};
 use crate::drive::shell::typed::{self, ShellTyping};
 use crate::drive::watch::Watch;
+use crate::panes::anchor::Anchor;
 use crate::tmux::PaneId;
 use crate::tools::shared::args::seconds;
 use crate::tools::shared::args::yes;
@@ -290,12 +291,8 @@ async fn run_command(
     // lines it looks for are drawn by now (a pane the command ended has
     // none: its cursor pages the output).
     let last = output.last().map(str::to_owned);
-    let height = watch.geometry.height;
     let pane_id = watch.id;
-    let anchor = async {
-        let read = read_back::anchor_at(&target, pane_id, Some(height), last.as_deref()).await;
-        read.map(|(rows, anchor)| ((rows.server, rows.pid), anchor))
-    };
+    let anchor = anchor_of(&target, pane_id, watch.geometry.height, last.as_deref());
     let (settled, anchored) =
         tokio::join!(settle(collected, &mut watch, &target, &span, &run), anchor);
     let (missed, pane_state, mut note) = settled?;
@@ -306,20 +303,7 @@ async fn run_command(
         note = Some(BACKGROUND.to_owned());
     }
     let paged = span.ended.is_some() || output.truncated() || missed;
-    let page = span.output_from.map(|from| {
-        Cursor {
-            pane: watch.id,
-            server,
-            pid,
-            anchor,
-            output: paged.then(|| OutputSpan {
-                epoch: watch.epoch(),
-                offset: from,
-                stop: span.ended.map_or_else(|| watch.end(), |(at, _)| at),
-            }),
-        }
-        .encode()
-    });
+    let page = cursor_after(&watch, &span, paged, (server, pid), anchor);
     keep_record(&target, watch, record, &span, cursor, running).await;
     Ok(RunCommandResult {
         pane_id,
@@ -336,6 +320,44 @@ async fn run_command(
         shell_marks: span.by_marks(),
         command_id,
     })
+}
+
+/// The anchor of the cursor after a command: the last line above the
+/// cursor, or `last` (what the call returned last), with the tmux server
+/// and the pane's process it was read from.
+async fn anchor_of(
+    target: &Target,
+    pane: PaneId,
+    height: usize,
+    last: Option<&str>,
+) -> ToolResult<((u32, u32), Anchor)> {
+    let (rows, anchor) = read_back::anchor_at(target, pane, Some(height), last).await?;
+    Ok(((rows.server, rows.pid), anchor))
+}
+
+/// The cursor a result hands out once the command's output began: it
+/// pages the output's span in the recording while it is left to page
+/// (`paged`: ended, or cut), then reads tmux's lines after `anchor`.
+fn cursor_after(
+    watch: &Watch,
+    span: &Span,
+    paged: bool,
+    (server, pid): (u32, u32),
+    anchor: Anchor,
+) -> Option<String> {
+    let from = span.output_from?;
+    let cursor = Cursor {
+        pane: watch.id,
+        server,
+        pid,
+        anchor,
+        output: paged.then(|| OutputSpan {
+            epoch: watch.epoch(),
+            offset: from,
+            stop: span.ended.map_or_else(|| watch.end(), |(at, _)| at),
+        }),
+    };
+    Some(cursor.encode())
 }
 
 /// Keeps `record` for `list_commands` and `wait_for_command`: a command
