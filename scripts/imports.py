@@ -14,6 +14,7 @@
 - Text reaches a pane through src/drive/input.rs only: no other file
   builds `paste-buffer`, nor `send-keys` but for copy mode (`-X`) or a
   reset (`-R`).
+- No type name is defined in two files.
 - tmux's version is read in src/tmux/ only: no `#{version}` in src/tools/
   (but get_server_info's, which reports it verbatim and parses nothing).
 
@@ -197,6 +198,7 @@ def main() -> int:
         if file not in verbatim and "#{version}" in without_tests(file.read_text()):
             breaches.append(f"{file.relative_to(SRC)} asks tmux for #{{version}} itself")
     breaches += input_outside_drive()
+    breaches += names_defined_twice()
     breaches += long_functions()
     for breach in breaches:
         print(breach)
@@ -244,6 +246,17 @@ def long_functions() -> list:
             if lines > allowed:
                 out.append(f"{name}: fn {fn} is {lines} lines (bound {allowed})")
     return out
+
+
+def names_defined_twice() -> list:
+    """A type name (struct, enum, trait, type alias; associated types in
+    an impl aside) defined in two files: a reader cannot tell them apart."""
+    where = {}
+    define = re.compile(r"^(?:pub(?:\([\w:]+\))?\s+)?(?:struct|enum|trait|type)\s+(\w+)", re.M)
+    for file in sorted(SRC.rglob("*.rs")):
+        for m in define.finditer(without_tests(file.read_text())):
+            where.setdefault(m.group(1), []).append(str(file.relative_to(SRC)))
+    return [f"type {name} is defined in {', '.join(files)}" for name, files in sorted(where.items()) if len(files) > 1]
 
 
 def input_outside_drive() -> list:

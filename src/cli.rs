@@ -72,11 +72,11 @@ Logs go to stderr; stdout carries only MCP messages (or a command's output).";
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Option<CliCommand>,
 }
 
 #[derive(Subcommand)]
-enum Command {
+enum CliCommand {
     /// Serve MCP on stdin/stdout (what happens without a command)
     Serve,
     /// Call one tool against the configured tmux and print the result's text
@@ -118,16 +118,16 @@ pub fn main() -> ExitCode {
         .unwrap_or(NAMES[0]);
     let matches = Cli::command().name(started_as).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => report(serve()),
-        Command::Call {
+    match cli.command.unwrap_or(CliCommand::Serve) {
+        CliCommand::Serve => report(serve()),
+        CliCommand::Call {
             tool,
             arguments,
             out,
         } => call(&tool, &arguments, out.as_deref()),
-        Command::Tools => report(tools()),
-        Command::Doctor => crate::doctor::run(),
-        Command::Demo { json } => report(crate::demo::run(json)),
+        CliCommand::Tools => report(tools()),
+        CliCommand::Doctor => crate::doctor::run(),
+        CliCommand::Demo { json } => report(crate::demo::run(json)),
     }
 }
 
@@ -161,18 +161,18 @@ fn serve() -> anyhow::Result<()> {
     })
 }
 
-type Input = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
+type ServeInput = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
 type Output = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
 
 /// stdin and stdout, read and written by the event loop itself when they
 /// are pipes (as an MCP client starts us): tokio's own stdin and stdout
 /// hand every read and write to a blocking thread and back. Anything else
 /// (a terminal, a file) goes through tokio's.
-fn stdio() -> (Input, Output) {
+fn stdio() -> (ServeInput, Output) {
     use std::os::fd::AsFd;
     use tokio::net::unix::pipe;
     let input = std::io::stdin().as_fd().try_clone_to_owned();
-    let input: Input = match input.map(pipe::Receiver::from_owned_fd) {
+    let input: ServeInput = match input.map(pipe::Receiver::from_owned_fd) {
         Ok(Ok(pipe)) => Box::new(pipe),
         _ => Box::new(tokio::io::stdin()),
     };

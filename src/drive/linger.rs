@@ -28,11 +28,11 @@ pub const MAX_KEPT: usize = 32;
 /// The panes one server keeps recorded.
 #[derive(Default)]
 pub struct Lingering {
-    panes: Mutex<Panes>,
+    panes: Mutex<Held>,
 }
 
 #[derive(Default)]
-struct Panes {
+struct Held {
     held: HashMap<PaneId, (Watch, Instant)>,
     /// A reaper task lets expired ones go.
     reaper: bool,

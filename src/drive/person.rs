@@ -86,7 +86,7 @@ const PANE_FIELDS: &[&str] = &["pane_id", "pane_tty", "pane_pid", "window_id", "
 
 /// One client of the server, as the floor rule reads it.
 #[derive(Clone, Debug, PartialEq)]
-struct Client {
+struct AttachedClient {
     name: String,
     /// A control client (ours, or a program's), never typing keys.
     control: bool,
@@ -107,11 +107,11 @@ const CLIENT_FIELDS: &[&str] = &[
     "session_id",
 ];
 
-fn parse_clients(lines: &[Vec<u8>]) -> Vec<Client> {
+fn parse_clients(lines: &[Vec<u8>]) -> Vec<AttachedClient> {
     format::records(lines, CLIENT_FIELDS.len())
         .into_iter()
         .filter_map(|r| {
-            Some(Client {
+            Some(AttachedClient {
                 name: r[0].clone(),
                 control: r[1] == "1",
                 readonly: r[2] == "1",
@@ -123,7 +123,7 @@ fn parse_clients(lines: &[Vec<u8>]) -> Vec<Client> {
         .collect()
 }
 
-impl Client {
+impl AttachedClient {
     /// A person's terminal client that can type (not read-only).
     fn is_person(&self) -> bool {
         !self.control && !self.readonly
@@ -151,7 +151,7 @@ async fn look(
     target: &Target,
     pane: PaneId,
     clients: bool,
-) -> ToolResult<(Vec<String>, Vec<Client>)> {
+) -> ToolResult<(Vec<String>, Vec<AttachedClient>)> {
     let facts = pane_record(target, pane, PANE_FIELDS);
     if !clients {
         return Ok((facts.await?, Vec::new()));
@@ -165,7 +165,7 @@ async fn look(
 /// ahead (with other round trips) by [`look_ahead`].
 pub struct Seen {
     facts: Vec<String>,
-    clients: Vec<Client>,
+    clients: Vec<AttachedClient>,
     at: Instant,
 }
 
@@ -331,7 +331,13 @@ fn secret_refusal(target: &Target, pane: PaneId) -> ToolError {
 
 /// Tells the person: a message on their clients attached to the pane's
 /// session, or the pane's bell when none is there. Best effort.
-async fn tell_person(target: &Target, pane: PaneId, tty: &str, session: &str, clients: &[Client]) {
+async fn tell_person(
+    target: &Target,
+    pane: PaneId,
+    tty: &str,
+    session: &str,
+    clients: &[AttachedClient],
+) {
     let clients = if clients.is_empty() {
         let list = Command::new("list-clients").opt("-F", format::template(CLIENT_FIELDS));
         target
@@ -396,17 +402,17 @@ mod tests {
         let quiet = Duration::from_millis(1500);
         assert_eq!(c.floor_until("@2", quiet), Some(109.5));
         assert_eq!(c.floor_until("@3", quiet), None);
-        let arrived = Client {
+        let arrived = AttachedClient {
             activity: 100,
             ..c.clone()
         };
         assert_eq!(arrived.floor_until("@2", quiet), Some(102.5));
-        let ours = Client {
+        let ours = AttachedClient {
             control: true,
             ..c.clone()
         };
         assert_eq!(ours.floor_until("@2", quiet), None);
-        let readonly = Client {
+        let readonly = AttachedClient {
             readonly: true,
             ..c.clone()
         };

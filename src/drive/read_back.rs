@@ -12,7 +12,7 @@ use crate::tmux::{Command, PaneId};
 /// A pane's state as a read-back needs it: who it is (the tmux server's
 /// pid, the pane's process), its rows and whether history can be trimmed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Rows {
+pub struct PaneRows {
     pane: Option<PaneId>,
     /// The tmux server's process id: a cursor names its server by it.
     pub server: u32,
@@ -27,7 +27,7 @@ pub struct Rows {
     pub cursor_y: u64,
 }
 
-const ROWS: Schema<Rows> = Schema(&[
+const ROWS: Schema<PaneRows> = Schema(&[
     ("pane_id", |r, v| r.pane = PaneId::parse(v.as_bytes())),
     ("pid", |r, v| r.server = v.parse().unwrap_or(0)),
     ("pane_pid", |r, v| r.pid = v.parse().unwrap_or(0)),
@@ -46,7 +46,7 @@ fn rows_command(id: PaneId) -> Command {
         .arg(ROWS.template())
 }
 
-fn parse_rows(reply: &[Vec<u8>], id: PaneId) -> ToolResult<Rows> {
+fn parse_rows(reply: &[Vec<u8>], id: PaneId) -> ToolResult<PaneRows> {
     ROWS.parse(reply)
         .into_iter()
         .find(|r| r.pane == Some(id))
@@ -54,7 +54,7 @@ fn parse_rows(reply: &[Vec<u8>], id: PaneId) -> ToolResult<Rows> {
 }
 
 /// The pane's rows now, on the command client (no stream is needed).
-pub async fn rows(target: &Target, id: PaneId) -> ToolResult<Rows> {
+pub async fn rows(target: &Target, id: PaneId) -> ToolResult<PaneRows> {
     parse_rows(&target.run(rows_command(id)).await?, id)
 }
 
@@ -67,7 +67,7 @@ async fn run_together(target: &Target, commands: Vec<Command>) -> Vec<ToolResult
         .collect()
 }
 
-fn capture_command(id: PaneId, state: &Rows, from: Option<u64>, to: Option<u64>) -> Command {
+fn capture_command(id: PaneId, state: &PaneRows, from: Option<u64>, to: Option<u64>) -> Command {
     // `-S`/`-E` count from the top of the screen: relative to the history
     // size `state` saw.
     let relative = |row: u64| {
@@ -88,7 +88,7 @@ fn capture_command(id: PaneId, state: &Rows, from: Option<u64>, to: Option<u64>)
 /// The absolute row (in `after`'s frame) a capture asked for at `from`
 /// (in `state`'s frame) started on: tmux resolved `-S` against the history
 /// size when it ran, which is `after`'s when the two ran together.
-fn first_row(state: &Rows, after: &Rows, from: Option<u64>) -> u64 {
+fn first_row(state: &PaneRows, after: &PaneRows, from: Option<u64>) -> u64 {
     let Some(row) = from else { return 0 };
     let relative = row.min(state.history + state.height) as i64 - state.history as i64;
     (after.history as i64 + relative).clamp(0, (after.history + after.height) as i64) as u64
@@ -102,9 +102,9 @@ fn first_row(state: &Rows, after: &Rows, from: Option<u64>) -> u64 {
 async fn capture_from(
     target: &Target,
     id: PaneId,
-    state: &Rows,
+    state: &PaneRows,
     from: Option<u64>,
-) -> ToolResult<(Vec<Line>, Rows)> {
+) -> ToolResult<(Vec<Line>, PaneRows)> {
     let mut replies = run_together(
         target,
         vec![capture_command(id, state, from, None), rows_command(id)],
@@ -124,7 +124,7 @@ async fn capture_from(
 /// would find the wrong one of many equal lines, a prompt), else by
 /// [`SLACK`] (the capture and `after`, sent together, as a rule ran in
 /// one go).
-fn moved(state: &Rows, after: &Rows) -> u64 {
+fn moved(state: &PaneRows, after: &PaneRows) -> u64 {
     if after.history == state.history {
         0
     } else {
@@ -144,7 +144,7 @@ pub struct ReadBack {
     /// Where the reader is when no line is new: the anchor, moved as
     /// tmux's rows moved.
     pub anchor: Anchor,
-    pub rows: Rows,
+    pub rows: PaneRows,
 }
 
 /// The visible screen as new lines, anchored after its last line.
@@ -153,7 +153,7 @@ pub async fn read_screen(target: &Target, id: PaneId) -> ToolResult<ReadBack> {
     screen_of(target, id, &state).await
 }
 
-async fn screen_of(target: &Target, id: PaneId, state: &Rows) -> ToolResult<ReadBack> {
+async fn screen_of(target: &Target, id: PaneId, state: &PaneRows) -> ToolResult<ReadBack> {
     let (lines, rows) = capture_from(target, id, state, Some(state.history)).await?;
     Ok(ReadBack {
         anchor: anchor::anchor_after(&lines, rows.history),
@@ -171,7 +171,7 @@ async fn screen_of(target: &Target, id: PaneId, state: &Rows) -> ToolResult<Read
 async fn probe(
     target: &Target,
     id: PaneId,
-    state: &Rows,
+    state: &PaneRows,
     anchor: &Anchor,
     candidates: &[u64],
 ) -> ToolResult<Option<Option<u64>>> {
@@ -270,7 +270,7 @@ pub async fn read_back(
 async fn near_row(
     target: &Target,
     id: PaneId,
-    state: &Rows,
+    state: &PaneRows,
     anchor: &Anchor,
     row: u64,
 ) -> ToolResult<Option<ReadBack>> {
@@ -308,7 +308,7 @@ async fn near_row(
 async fn all_new(
     target: &Target,
     id: PaneId,
-    state: &Rows,
+    state: &PaneRows,
     anchor: &Anchor,
 ) -> ToolResult<ReadBack> {
     let (all, rows) = capture_from(target, id, state, None).await?;
@@ -325,7 +325,7 @@ async fn all_new(
 async fn searched_whole(
     target: &Target,
     id: PaneId,
-    state: &Rows,
+    state: &PaneRows,
     anchor: &Anchor,
     lost: impl Fn(ReadBack, Option<u64>) -> ReadBack,
 ) -> ToolResult<ReadBack> {
@@ -366,13 +366,13 @@ pub async fn anchor_at(
     id: PaneId,
     height: Option<usize>,
     last: Option<&str>,
-) -> ToolResult<(Rows, Anchor)> {
+) -> ToolResult<(PaneRows, Anchor)> {
     let state = match height {
         // Rows as seen from the screen's top: `from` is `height` above it.
-        Some(height) => Rows {
+        Some(height) => PaneRows {
             history: height as u64,
             height: height as u64,
-            ..Rows::default()
+            ..PaneRows::default()
         },
         None => rows(target, id).await?,
     };

@@ -27,24 +27,24 @@ use super::jsonrpc::{Id, Request, RpcError};
 /// rather than growing the map (each waits for a person).
 const MAX_WAITING: usize = 64;
 
-type Reply = oneshot::Sender<Result<Value, RpcError>>;
+type ReplyTo = oneshot::Sender<Result<Value, RpcError>>;
 
 /// The requests we sent and still wait for, shared by the reader (which
 /// resolves them) and the calls (which send them).
 #[derive(Default)]
 pub struct Requests {
     next: AtomicU64,
-    waiting: Mutex<HashMap<Id, Reply>>,
+    waiting: Mutex<HashMap<Id, ReplyTo>>,
 }
 
 impl Requests {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Id, Reply>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Id, ReplyTo>> {
         // A panic under this lock cannot leave the map half-changed.
         self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A fresh id for `reply`, or `None` when too many wait already.
-    fn register(&self, reply: Reply) -> Option<Id> {
+    fn register(&self, reply: ReplyTo) -> Option<Id> {
         let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let id = Id::String(format!("tmux-mcp-{n}"));
         let mut waiting = self.lock();

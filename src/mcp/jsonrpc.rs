@@ -5,7 +5,7 @@
 //! [`Message`] is everything the server ever writes.
 //!
 //! The shapes follow the JSON-RPC 2.0 specification and MCP's
-//! `schema.ts`; the layout (a `Version` unit type, `Id`, named error codes)
+//! `schema.ts`; the layout (a `JsonRpcVersion` unit type, `Id`, named error codes)
 //! is modelled on helix-lsp's `jsonrpc.rs` and rmcp's `model.rs`.
 
 use std::fmt;
@@ -17,18 +17,18 @@ use serde_json::{Map, Value};
 /// The `"jsonrpc": "2.0"` member: serializes as `"2.0"`, and nothing else
 /// deserializes into it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Version;
+pub struct JsonRpcVersion;
 
-impl Serialize for Version {
+impl Serialize for JsonRpcVersion {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str("2.0")
     }
 }
 
-impl<'de> Deserialize<'de> for Version {
+impl<'de> Deserialize<'de> for JsonRpcVersion {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match Value::deserialize(d)? {
-            Value::String(s) if s == "2.0" => Ok(Version),
+            Value::String(s) if s == "2.0" => Ok(JsonRpcVersion),
             other => Err(de::Error::custom(format!(
                 "jsonrpc must be \"2.0\", got {other}"
             ))),
@@ -153,7 +153,7 @@ impl RpcError {
 /// ignored (never `deny_unknown_fields`: clients add fields over time).
 #[derive(Clone, Debug, Deserialize)]
 pub struct Envelope {
-    pub jsonrpc: Version,
+    pub jsonrpc: JsonRpcVersion,
     /// Absent for a notification. `null` never gets here: [`decode`]
     /// rejects it before this struct is built.
     pub id: Option<Id>,
@@ -257,7 +257,7 @@ fn response_outcome(mut object: Map<String, Value>) -> Result<Value, RpcError> {
 /// A request from the server to the client (`elicitation/create`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Request {
-    pub jsonrpc: Version,
+    pub jsonrpc: JsonRpcVersion,
     pub id: Id,
     pub method: String,
     pub params: Value,
@@ -266,7 +266,7 @@ pub struct Request {
 impl Request {
     pub fn new(id: Id, method: impl Into<String>, params: Value) -> Self {
         Request {
-            jsonrpc: Version,
+            jsonrpc: JsonRpcVersion,
             id,
             method: method.into(),
             params,
@@ -277,7 +277,7 @@ impl Request {
 /// A response: exactly one of `result` and `error`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Response {
-    pub jsonrpc: Version,
+    pub jsonrpc: JsonRpcVersion,
     /// `null` only when the request's id could not be read.
     pub id: Option<Id>,
     #[serde(flatten)]
@@ -294,7 +294,7 @@ pub enum Outcome {
 impl Response {
     pub fn result(id: Id, result: Value) -> Self {
         Response {
-            jsonrpc: Version,
+            jsonrpc: JsonRpcVersion,
             id: Some(id),
             outcome: Outcome::Result(result),
         }
@@ -302,7 +302,7 @@ impl Response {
 
     pub fn error(id: Option<Id>, error: RpcError) -> Self {
         Response {
-            jsonrpc: Version,
+            jsonrpc: JsonRpcVersion,
             id,
             outcome: Outcome::Error(error),
         }
@@ -312,7 +312,7 @@ impl Response {
 /// A notification from the server.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Notification {
-    pub jsonrpc: Version,
+    pub jsonrpc: JsonRpcVersion,
     pub method: String,
     pub params: Value,
 }
@@ -320,7 +320,7 @@ pub struct Notification {
 impl Notification {
     pub fn new(method: impl Into<String>, params: Value) -> Self {
         Notification {
-            jsonrpc: Version,
+            jsonrpc: JsonRpcVersion,
             method: method.into(),
             params,
         }

@@ -62,8 +62,8 @@ pub trait Service: Send + Sync + 'static {
 
     /// The optional features served; each one is declared in `initialize`
     /// and its methods answer only if it is on (else `-32601`).
-    fn features(&self) -> Features {
-        Features::default()
+    fn features(&self) -> McpFeatures {
+        McpFeatures::default()
     }
 
     /// The `resources/templates/list` entries, in order.
@@ -105,7 +105,7 @@ pub trait Service: Send + Sync + 'static {
 
 /// Optional MCP features (see [`Service::features`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Features {
+pub struct McpFeatures {
     /// `resources/list`, `resources/templates/list`, `resources/read`
     /// (no subscriptions, fixed lists).
     pub resources: bool,

@@ -56,7 +56,7 @@ use tokio_util::sync::CancellationToken;
 use super::jsonrpc::{ErrorCode, Id, Response, RpcError};
 use super::{Outbox, Service};
 use backpressure::Queued;
-use dispatch::Server;
+use dispatch::Dispatcher;
 use params::ServerCapabilities;
 use writer::write_messages;
 
@@ -67,7 +67,7 @@ mod modern;
 mod params;
 mod writer;
 
-pub use lines::{Line, LineReader};
+pub use lines::{FrameLine, LineReader};
 pub use modern::MODERN_VERSION;
 
 /// `-32002`: the resource-not-found code of the legacy revisions.
@@ -152,7 +152,7 @@ where
         queued.clone(),
     ));
 
-    let mut server = Server::new(service, Outbox(tx), queued.clone());
+    let mut server = Dispatcher::new(service, Outbox(tx), queued.clone());
     let mut lines = LineReader::new(input, max_line);
     let read_result = loop {
         let line = tokio::select! {
@@ -163,8 +163,8 @@ where
             _ = writer_failed.cancelled() => break Ok(()),
         };
         match line {
-            Ok(Some(Line::Complete(bytes))) => server.handle_line(&bytes),
-            Ok(Some(Line::TooLong)) => {
+            Ok(Some(FrameLine::Complete(bytes))) => server.handle_line(&bytes),
+            Ok(Some(FrameLine::TooLong)) => {
                 eprintln!("mcp: discarded an input line longer than {max_line} bytes");
                 let error = RpcError::invalid_request(format!("line longer than {max_line} bytes"));
                 server.outbox.send(Response::error(None, error));

@@ -2,7 +2,7 @@
 //! server's feed of attention events, and what a pane's own byte stream
 //! says (the bell, desktop notifications).
 //!
-//! The [`Feed`] is a bounded ring of [`Event`]s numbered from a per-feed
+//! The [`Feed`] is a bounded ring of [`FeedEvent`]s numbered from a per-feed
 //! epoch; a token (`epoch:seq`) names a point in it, so a waiter that
 //! comes back with the token of its last answer reads every event since,
 //! and learns how many were dropped when the ring overflowed (or the token
@@ -60,7 +60,7 @@ impl Reason {
 
 /// One thing a pane did that needs attention.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Event {
+pub struct FeedEvent {
     pub seq: u64,
     pub pane: PaneId,
     pub reason: Reason,
@@ -76,7 +76,7 @@ pub struct BadToken;
 /// What [`Feed::read`] hands back.
 #[derive(Debug, Default)]
 pub struct Batch {
-    pub events: Vec<Event>,
+    pub events: Vec<FeedEvent>,
     /// Events after the token that the ring no longer holds.
     pub dropped: u64,
     /// The token for the next read.
@@ -86,14 +86,14 @@ pub struct Batch {
 /// The server's attention events, bounded.
 pub struct Feed {
     epoch: u64,
-    state: std::sync::Mutex<Ring>,
+    state: std::sync::Mutex<EventRing>,
     /// Bumped on every event and on anything a waiter must look at (a
     /// structural change, a new quiet spell).
     signal: watch::Sender<u64>,
 }
 
-struct Ring {
-    events: VecDeque<Event>,
+struct EventRing {
+    events: VecDeque<FeedEvent>,
     /// The number the next event gets; events are `next - len .. next`.
     next: u64,
     capacity: usize,
@@ -103,7 +103,7 @@ impl Feed {
     pub fn new(epoch: u64, capacity: usize) -> Feed {
         Feed {
             epoch,
-            state: std::sync::Mutex::new(Ring {
+            state: std::sync::Mutex::new(EventRing {
                 events: VecDeque::new(),
                 next: 1,
                 capacity: capacity.max(1),
@@ -112,7 +112,7 @@ impl Feed {
         }
     }
 
-    fn ring(&self) -> std::sync::MutexGuard<'_, Ring> {
+    fn ring(&self) -> std::sync::MutexGuard<'_, EventRing> {
         self.state.lock().expect("feed lock")
     }
 
@@ -139,7 +139,7 @@ impl Feed {
             if ring.events.len() == ring.capacity {
                 ring.events.pop_front();
             }
-            ring.events.push_back(Event {
+            ring.events.push_back(FeedEvent {
                 seq,
                 pane,
                 reason,
@@ -163,7 +163,7 @@ impl Feed {
     pub fn read(
         &self,
         token: Option<&str>,
-        keep: impl Fn(&Event) -> bool,
+        keep: impl Fn(&FeedEvent) -> bool,
     ) -> Result<Batch, BadToken> {
         let after = match token {
             None => None,

@@ -14,7 +14,7 @@
 
 /// Where the scanner is in the escape grammar, across chunks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum State {
+enum BellState {
     #[default]
     Ground,
     /// After ESC.
@@ -28,7 +28,7 @@ enum State {
 /// Counts the bells in a byte stream fed in pieces.
 #[derive(Clone, Debug, Default)]
 pub struct BellScanner {
-    state: State,
+    state: BellState,
 }
 
 impl BellScanner {
@@ -38,7 +38,7 @@ impl BellScanner {
 
     /// Forgets a sequence cut by a gap in the stream.
     pub fn reset(&mut self) {
-        self.state = State::Ground;
+        self.state = BellState::Ground;
     }
 
     /// Scans the next piece of the stream; returns how many bells rang in it.
@@ -46,7 +46,7 @@ impl BellScanner {
         let mut rang = 0;
         let mut rest = bytes;
         loop {
-            if self.state == State::Ground {
+            if self.state == BellState::Ground {
                 // Plain text is the bulk of any stream: skip it quickly.
                 match memchr::memchr2(0x07, 0x1b, rest) {
                     None => return rang,
@@ -58,28 +58,30 @@ impl BellScanner {
             };
             rest = tail;
             self.state = match (self.state, byte) {
-                (State::Ground | State::Escape, 0x07) => {
+                (BellState::Ground | BellState::Escape, 0x07) => {
                     rang += 1;
-                    State::Ground
+                    BellState::Ground
                 }
-                (State::Ground, 0x1b) => State::Escape,
-                (State::Ground, _) => State::Ground,
+                (BellState::Ground, 0x1b) => BellState::Escape,
+                (BellState::Ground, _) => BellState::Ground,
                 // OSC, DCS, SOS, PM, APC, and tmux's `ESC k` title.
-                (State::Escape, b']' | b'P' | b'X' | b'^' | b'_' | b'k') => State::String,
-                (State::Escape, 0x1b) => State::Escape,
+                (BellState::Escape, b']' | b'P' | b'X' | b'^' | b'_' | b'k') => BellState::String,
+                (BellState::Escape, 0x1b) => BellState::Escape,
                 // Any other escape (CSI and its parameters included) is
                 // over as far as BEL is concerned.
-                (State::Escape, _) => State::Ground,
-                (State::String, 0x07) => State::Ground,
-                (State::String, 0x1b) => State::StringEscape,
-                (State::String, _) => State::String,
-                (State::StringEscape, b'\\') => State::Ground,
-                (State::StringEscape, 0x1b) => State::StringEscape,
+                (BellState::Escape, _) => BellState::Ground,
+                (BellState::String, 0x07) => BellState::Ground,
+                (BellState::String, 0x1b) => BellState::StringEscape,
+                (BellState::String, _) => BellState::String,
+                (BellState::StringEscape, b'\\') => BellState::Ground,
+                (BellState::StringEscape, 0x1b) => BellState::StringEscape,
                 // ESC and something else: the string was cancelled and a
                 // new escape began (vte and tmux read it so).
-                (State::StringEscape, b']' | b'P' | b'X' | b'^' | b'_' | b'k') => State::String,
-                (State::StringEscape, 0x07) => State::Ground,
-                (State::StringEscape, _) => State::Ground,
+                (BellState::StringEscape, b']' | b'P' | b'X' | b'^' | b'_' | b'k') => {
+                    BellState::String
+                }
+                (BellState::StringEscape, 0x07) => BellState::Ground,
+                (BellState::StringEscape, _) => BellState::Ground,
             };
         }
     }

@@ -49,7 +49,7 @@ const SUB: u8 = 0x1a;
 const BEL: u8 = 0x07;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
+enum EscState {
     Ground,
     /// After `ESC`.
     Esc,
@@ -131,9 +131,9 @@ pub trait Sink {
 }
 
 /// A closure that takes lines, as a [`Sink`] that ignores SGR.
-struct Lines<'a, F>(&'a mut F);
+struct LineSink<'a, F>(&'a mut F);
 
-impl<F: FnMut(&[u8])> Sink for Lines<'_, F> {
+impl<F: FnMut(&[u8])> Sink for LineSink<'_, F> {
     fn line(&mut self, line: &[u8]) {
         (self.0)(line)
     }
@@ -149,7 +149,7 @@ pub struct LineView {
     /// Byte index into `line` of the cursor; always `<= line.len()` and on a
     /// character start unless the input itself was not UTF-8.
     col: usize,
-    state: State,
+    state: EscState,
 }
 
 impl LineView {
@@ -160,7 +160,7 @@ impl LineView {
             params: Params::new(),
             line: Vec::new(),
             col: 0,
-            state: State::Ground,
+            state: EscState::Ground,
         }
     }
 
@@ -181,20 +181,20 @@ impl LineView {
     pub fn reset(&mut self) {
         self.line.clear();
         self.col = 0;
-        self.state = State::Ground;
+        self.state = EscState::Ground;
     }
 
     /// Feeds the next bytes of the stream; `out` gets each completed line,
     /// without its newline.
     pub fn feed(&mut self, bytes: &[u8], out: &mut impl FnMut(&[u8])) {
-        self.feed_to(bytes, &mut Lines(out));
+        self.feed_to(bytes, &mut LineSink(out));
     }
 
     /// [`LineView::feed`], telling `out` the SGR sequences too.
     pub fn feed_to(&mut self, bytes: &[u8], out: &mut impl Sink) {
         let mut i = 0;
         while i < bytes.len() {
-            if self.state == State::Ground {
+            if self.state == EscState::Ground {
                 let rest = &bytes[i..];
                 let n = text_run(rest);
                 if n > 0 {
@@ -226,7 +226,7 @@ impl LineView {
                 }
             }
             b'\t' => self.text(b"\t", out),
-            ESC => self.state = State::Esc,
+            ESC => self.state = EscState::Esc,
             _ => {}
         }
     }
@@ -234,47 +234,47 @@ impl LineView {
     /// One byte in any state but ground.
     fn escape(&mut self, b: u8, out: &mut impl Sink) -> Step {
         match self.state {
-            State::Ground => unreachable!("ground bytes are handled by feed"),
-            State::Str { len } => {
+            EscState::Ground => unreachable!("ground bytes are handled by feed"),
+            EscState::Str { len } => {
                 self.state = match b {
-                    BEL | CAN | SUB => State::Ground,
-                    ESC => State::StrEsc,
+                    BEL | CAN | SUB => EscState::Ground,
+                    ESC => EscState::StrEsc,
                     _ if len >= MAX_STRING => return self.abort(),
-                    _ => State::Str { len: len + 1 },
+                    _ => EscState::Str { len: len + 1 },
                 };
                 Step::Next
             }
-            State::StrEsc => {
+            EscState::StrEsc => {
                 if b == b'\\' {
-                    self.state = State::Ground;
+                    self.state = EscState::Ground;
                     Step::Next
                 } else {
-                    self.state = State::Esc;
+                    self.state = EscState::Esc;
                     Step::Again
                 }
             }
-            State::Esc => {
+            EscState::Esc => {
                 self.state = match b {
                     b'[' => {
                         self.params = Params::new();
-                        State::Csi { plain: true }
+                        EscState::Csi { plain: true }
                     }
-                    b']' | b'P' | b'X' | b'^' | b'_' => State::Str { len: 0 },
-                    0x20..=0x2f => State::EscInter,
-                    0x30..=0x7e => State::Ground,
+                    b']' | b'P' | b'X' | b'^' | b'_' => EscState::Str { len: 0 },
+                    0x20..=0x2f => EscState::EscInter,
+                    0x30..=0x7e => EscState::Ground,
                     _ => return self.in_sequence(b, out),
                 };
                 Step::Next
             }
-            State::EscInter => {
+            EscState::EscInter => {
                 self.state = match b {
-                    0x20..=0x2f => State::EscInter,
-                    0x30..=0x7e => State::Ground,
+                    0x20..=0x2f => EscState::EscInter,
+                    0x30..=0x7e => EscState::Ground,
                     _ => return self.in_sequence(b, out),
                 };
                 Step::Next
             }
-            State::Csi { plain } => {
+            EscState::Csi { plain } => {
                 self.state = match b {
                     b'0'..=b'9' => {
                         self.params.digit(b - b'0');
@@ -284,14 +284,14 @@ impl LineView {
                         self.params.separator(b == b':');
                         self.state
                     }
-                    0x3c..=0x3f | 0x20..=0x2f => State::Csi { plain: false },
+                    0x3c..=0x3f | 0x20..=0x2f => EscState::Csi { plain: false },
                     0x40..=0x7e => {
                         match b {
                             b'K' if plain => self.erase_line(self.params.first()),
                             b'm' if plain => out.sgr(self.col, &self.params),
                             _ => {}
                         }
-                        State::Ground
+                        EscState::Ground
                     }
                     _ => return self.in_sequence(b, out),
                 };
@@ -303,7 +303,7 @@ impl LineView {
     /// Bytes every non-string escape state treats alike.
     fn in_sequence(&mut self, b: u8, out: &mut impl Sink) -> Step {
         match b {
-            CAN | SUB => self.state = State::Ground,
+            CAN | SUB => self.state = EscState::Ground,
             0x7f => {}
             // C0 controls run mid-sequence; ESC restarts one.
             0x00..=0x1f => self.control(b, out),
@@ -314,7 +314,7 @@ impl LineView {
     }
 
     fn abort(&mut self) -> Step {
-        self.state = State::Ground;
+        self.state = EscState::Ground;
         Step::Again
     }
 

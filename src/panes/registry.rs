@@ -38,14 +38,14 @@ pub struct Pane {
     /// Distinguishes this recording from an earlier one of the same pane id
     /// (cursors from a recording that was dropped must not be trusted).
     pub epoch: u64,
-    state: Mutex<PaneState>,
+    state: Mutex<PaneRecord>,
     /// Bumped on every change a waiter may care about: output, a gap, or a
     /// structural change (a window closed, a client went away).
     signal: watch::Sender<u64>,
 }
 
 /// What a waiter reads under the pane's lock.
-pub struct PaneState {
+pub struct PaneRecord {
     pub ring: Ring,
     /// The session whose control client streams this pane's output.
     pub session: SessionId,
@@ -63,7 +63,7 @@ pub struct PaneState {
 }
 
 impl Pane {
-    pub fn lock(&self) -> MutexGuard<'_, PaneState> {
+    pub fn lock(&self) -> MutexGuard<'_, PaneRecord> {
         self.state.lock().expect("pane lock")
     }
 
@@ -79,7 +79,7 @@ impl Pane {
     /// Its stream is gone (when `cond` holds, checked under the same
     /// lock): a gap in the recording, a structural change, and its
     /// followers woken to re-check it.
-    fn orphan_if(&self, cond: impl FnOnce(&PaneState) -> bool) {
+    fn orphan_if(&self, cond: impl FnOnce(&PaneRecord) -> bool) {
         let mut state = self.lock();
         if !cond(&state) {
             return;
@@ -190,7 +190,7 @@ impl Panes {
         let pane = Arc::new(Pane {
             id,
             epoch: EPOCH.fetch_add(1, Ordering::Relaxed),
-            state: Mutex::new(PaneState {
+            state: Mutex::new(PaneRecord {
                 ring: Ring::new(self.ring_capacity),
                 session,
                 structure: 0,

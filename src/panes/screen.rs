@@ -152,7 +152,7 @@ impl Screen {
     /// (`capture-pane -e -p -N`, without their newlines); rows past
     /// `height` are left out, missing ones are blank.
     pub fn from_capture<L: AsRef<[u8]>>(rows: &[L], width: usize, height: usize) -> Screen {
-        let mut reader = Reader {
+        let mut reader = ScreenSink {
             screen: Screen {
                 width,
                 height,
@@ -176,7 +176,7 @@ impl Screen {
 }
 
 /// The [`Sink`] that lays rows into a [`Screen`].
-struct Reader {
+struct ScreenSink {
     screen: Screen,
     row: usize,
     /// The style in force (it carries over rows, as tmux prints it).
@@ -185,7 +185,7 @@ struct Reader {
     changes: Vec<(usize, Style)>,
 }
 
-impl Sink for Reader {
+impl Sink for ScreenSink {
     fn sgr(&mut self, at: usize, params: &Params) {
         let from = self.changes.last().map_or(self.style, |c| c.1);
         self.changes.push((at, from.apply(params)));

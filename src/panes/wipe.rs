@@ -23,7 +23,7 @@ const ESC: u8 = 0x1b;
 const MAX_DIGITS: u32 = 6;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
+enum WipeState {
     Ground,
     Esc,
     Csi,
@@ -32,7 +32,7 @@ enum State {
 /// Scans a stream in chunks, in order; the state carries across chunks.
 #[derive(Clone, Debug)]
 pub struct WipeScanner {
-    state: State,
+    state: WipeState,
     /// The CSI has a private marker (`?`).
     private: bool,
     /// The CSI's first parameter (`None`: none yet), and whether a `;`
@@ -46,7 +46,7 @@ pub struct WipeScanner {
 impl Default for WipeScanner {
     fn default() -> Self {
         WipeScanner {
-            state: State::Ground,
+            state: WipeState::Ground,
             private: false,
             first: None,
             more: false,
@@ -70,26 +70,26 @@ impl WipeScanner {
 
     fn byte(&mut self, b: u8) {
         match self.state {
-            State::Ground => {
+            WipeState::Ground => {
                 if b == ESC {
-                    self.state = State::Esc;
+                    self.state = WipeState::Esc;
                 }
             }
-            State::Esc => {
-                self.state = State::Ground;
+            WipeState::Esc => {
+                self.state = WipeState::Ground;
                 match b {
                     b'[' => {
-                        self.state = State::Csi;
+                        self.state = WipeState::Csi;
                         self.private = false;
                         self.first = None;
                         self.more = false;
                     }
                     b'c' => self.rewrote(),
-                    ESC => self.state = State::Esc,
+                    ESC => self.state = WipeState::Esc,
                     _ => {}
                 }
             }
-            State::Csi => match b {
+            WipeState::Csi => match b {
                 b'0'..=b'9' if !self.more => {
                     let digit = u32::from(b - b'0');
                     let value = self.first.unwrap_or(0);
@@ -103,10 +103,10 @@ impl WipeScanner {
                 // Intermediate bytes: a sequence of another kind.
                 0x20..=0x2f => self.private = true,
                 0x40..=0x7e => {
-                    self.state = State::Ground;
+                    self.state = WipeState::Ground;
                     self.csi(b);
                 }
-                ESC => self.state = State::Esc,
+                ESC => self.state = WipeState::Esc,
                 // A control inside a CSI is executed; the CSI goes on.
                 _ => {}
             },

@@ -91,14 +91,14 @@ const LEAVE_BOUND: Duration = Duration::from_secs(2);
 
 /// How busy a client is: requests in flight plus leases of its panes.
 #[derive(Clone)]
-pub struct Activity {
+pub struct ClientActivity {
     busy: Arc<watch::Sender<usize>>,
     idle: Arc<Notify>,
 }
 
-impl Activity {
-    fn new(idle: Arc<Notify>) -> Activity {
-        Activity {
+impl ClientActivity {
+    fn new(idle: Arc<Notify>) -> ClientActivity {
+        ClientActivity {
             busy: Arc::new(watch::channel(0).0),
             idle,
         }
@@ -115,7 +115,7 @@ impl Activity {
     }
 
     /// Cancels `closed` if nothing is busy, under the same lock as
-    /// [`Activity::enter`]: a lease that counted itself and then found the
+    /// [`ClientActivity::enter`]: a lease that counted itself and then found the
     /// client open is never cut off, and one counted after finds it closed.
     fn close_if_idle(&self, closed: &CancellationToken) -> bool {
         let mut done = false;
@@ -131,7 +131,7 @@ impl Activity {
 }
 
 /// One reason a client is busy.
-pub struct Busy(Activity);
+pub struct Busy(ClientActivity);
 
 impl Drop for Busy {
     fn drop(&mut self) {
@@ -148,9 +148,9 @@ impl Drop for Busy {
 
 /// Writes commands on a client, with or without waiting for the reply.
 #[derive(Clone)]
-pub(super) struct Commands(mpsc::UnboundedSender<Request>);
+pub(super) struct InFlight(mpsc::UnboundedSender<ClientRequest>);
 
-impl Commands {
+impl InFlight {
     /// Writes `command` and waits for its reply.
     pub(super) async fn ask(&self, command: &Command) -> Result<Reply, TmuxError> {
         Ok(self.send(command, None).await?.reply)
@@ -167,10 +167,10 @@ impl Commands {
         let _ = self.queue(command, None);
     }
 
-    /// Queues `command` like [`Commands::fire`]; its reply, once it comes,
+    /// Queues `command` like [`InFlight::fire`]; its reply, once it comes,
     /// says tmux has run it and everything written before it.
-    pub(super) fn fire_answered(&self, command: &Command) -> Answer {
-        Answer(self.queue(command, None).ok())
+    pub(super) fn fire_answered(&self, command: &Command) -> ClientReply {
+        ClientReply(self.queue(command, None).ok())
     }
 
     fn queue(
@@ -187,7 +187,7 @@ impl Commands {
             notices: command.name() == "refresh-client",
         };
         self.0
-            .send(Request::Command { line, slot })
+            .send(ClientRequest::Command { line, slot })
             .map_err(|_| TmuxError::NotSent)?;
         Ok(rx)
     }
@@ -196,16 +196,16 @@ impl Commands {
     /// yet answered); at once when the client is gone.
     pub(super) async fn written(&self) {
         let (tx, rx) = oneshot::channel();
-        if self.0.send(Request::Written(tx)).is_ok() {
+        if self.0.send(ClientRequest::Written(tx)).is_ok() {
             let _ = rx.await;
         }
     }
 }
 
-/// The reply to come of a command queued with `Commands::fire_answered`.
-pub struct Answer(Option<oneshot::Receiver<Result<Synced, TmuxError>>>);
+/// The reply to come of a command queued with `InFlight::fire_answered`.
+pub struct ClientReply(Option<oneshot::Receiver<Result<Synced, TmuxError>>>);
 
-impl Answer {
+impl ClientReply {
     /// Waits for the reply (a command that could not be queued fails as
     /// disconnected).
     pub async fn arrived(self) -> Result<(), TmuxError> {
@@ -234,7 +234,7 @@ struct Slot {
     notices: bool,
 }
 
-enum Request {
+enum ClientRequest {
     Command {
         line: Vec<u8>,
         slot: Slot,
@@ -247,8 +247,8 @@ enum Request {
 #[derive(Clone)]
 pub struct Connection {
     session: SessionId,
-    commands: Commands,
-    activity: Activity,
+    commands: InFlight,
+    activity: ClientActivity,
     /// Mutes the panes nobody wants; `None` when the client streams
     /// nothing (the command client) or cannot mute (old tmux).
     quiet: Option<Arc<Quiet>>,
@@ -271,15 +271,15 @@ impl Connection {
         setup: Setup,
     ) -> Result<Connection, TmuxError> {
         let (requests, queue) = mpsc::unbounded_channel();
-        let commands = Commands(requests);
-        let activity = Activity::new(setup.idle.clone());
+        let commands = InFlight(requests);
+        let activity = ClientActivity::new(setup.idle.clone());
         let quiet = (setup.role == Role::Streaming && setup.features.mute)
             .then(|| Quiet::new(session, commands.clone()));
         let closed = CancellationToken::new();
         let gone = CancellationToken::new();
         let pending = Arc::new(Mutex::new(VecDeque::<Slot>::new()));
         let (ready_tx, ready_rx) = oneshot::channel();
-        let reader = Reader {
+        let reader = PipeReader {
             session,
             parser: Parser::new(limits.tmux_line, limits.tmux_reply),
             pending: pending.clone(),
@@ -356,7 +356,7 @@ impl Connection {
 
     /// Pauses `pane` on this client before a respawn ([`Quiet::hold`]);
     /// `None` on a client that cannot mute.
-    pub(super) fn hold(&self, pane: PaneId) -> Option<Answer> {
+    pub(super) fn hold(&self, pane: PaneId) -> Option<ClientReply> {
         self.quiet.as_ref().map(|quiet| quiet.hold(pane))
     }
 
@@ -441,7 +441,7 @@ impl Drop for Unfinished {
 /// What a detach of one client needs.
 #[derive(Clone)]
 struct Leaving {
-    activity: Activity,
+    activity: ClientActivity,
     closed: CancellationToken,
     gone: CancellationToken,
     door: Option<Door>,
@@ -466,7 +466,7 @@ impl Leaving {
 }
 
 /// The reader half: owns the read half of the pipe and the parser.
-struct Reader {
+struct PipeReader {
     session: SessionId,
     parser: Parser,
     pending: Arc<Mutex<VecDeque<Slot>>>,
@@ -485,7 +485,7 @@ struct Reader {
     notices_in_reply: bool,
 }
 
-impl Reader {
+impl PipeReader {
     async fn run(mut self, mut stream: Box<dyn AsyncRead + Send + Unpin>, gone: CancellationToken) {
         let mut buf = vec![0u8; 64 * 1024];
         let mut events = Vec::new();
@@ -628,7 +628,7 @@ async fn detach_when_idle(mut busy: watch::Receiver<usize>, leaving: Leaving, af
 
 async fn write_loop(
     mut writer: Box<dyn AsyncWrite + Send + Unpin>,
-    mut queue: mpsc::UnboundedReceiver<Request>,
+    mut queue: mpsc::UnboundedReceiver<ClientRequest>,
     pending: Arc<Mutex<VecDeque<Slot>>>,
     closed: CancellationToken,
 ) {
@@ -641,8 +641,8 @@ async fn write_loop(
             _ = closed.cancelled() => break,
         };
         let (mut line, slot) = match request {
-            Request::Command { line, slot } => (line, slot),
-            Request::Written(done) => {
+            ClientRequest::Command { line, slot } => (line, slot),
+            ClientRequest::Written(done) => {
                 let _ = done.send(());
                 continue;
             }
@@ -673,7 +673,7 @@ async fn write_loop(
     let _ = writer.shutdown().await;
     drop(writer);
     while let Ok(request) = queue.try_recv() {
-        if let Request::Command { slot, .. } = request {
+        if let ClientRequest::Command { slot, .. } = request {
             let _ = slot.reply.send(Err(TmuxError::NotSent));
         }
     }

@@ -67,7 +67,7 @@ impl Door {
     async fn pass(&self, way: Way) -> Pass {
         // Counted among the queued leavers while it waits; uncounted if
         // the wait is dropped, so a leaver that gave up keeps no one out.
-        let mut queued = Queued {
+        let mut queued = LeaverTurn {
             door: &self.0,
             counted: false,
         };
@@ -106,12 +106,12 @@ impl Door {
 }
 
 /// A leaver's place in the queue.
-struct Queued<'a> {
+struct LeaverTurn<'a> {
     door: &'a Inner,
     counted: bool,
 }
 
-impl Drop for Queued<'_> {
+impl Drop for LeaverTurn<'_> {
     fn drop(&mut self) {
         if self.counted {
             self.door.counts.lock().expect("door lock").queued_leavers -= 1;

@@ -101,13 +101,13 @@ pub struct Hub {
 }
 
 /// A control client, attached once however many wait for it.
-type Cell = Arc<OnceCell<Connection>>;
+type ClientCell = Arc<OnceCell<Connection>>;
 
 struct Clients {
     /// The client commands run on.
-    commands: Option<Cell>,
+    commands: Option<ClientCell>,
     /// One cell per session a streaming client is attached (or attaching) to.
-    streams: HashMap<SessionId, Cell>,
+    streams: HashMap<SessionId, ClientCell>,
     /// The command client's failed attaches.
     backoff: Backoff,
 }
@@ -126,7 +126,7 @@ impl Clients {
     /// Drops the cells of clients that went away and of failed attaches
     /// nobody waits on any more.
     fn prune(&mut self) {
-        let live = |cell: &Cell| match cell.get() {
+        let live = |cell: &ClientCell| match cell.get() {
             Some(client) => !client.is_closed(),
             // Empty: an attach in progress (someone holds the cell), or a
             // failed one nobody waits on any more.
@@ -517,7 +517,10 @@ impl Hub {
             if clients.backoff.remaining().is_some() {
                 return None;
             }
-            clients.commands.get_or_insert_with(Cell::default).clone()
+            clients
+                .commands
+                .get_or_insert_with(ClientCell::default)
+                .clone()
         };
         let attach = async {
             let session = self.meet_server().await.ok_or(None)?;
@@ -681,7 +684,7 @@ impl Hub {
 
     /// `session`'s stream cell, made room for if needed: `None` when every
     /// slot is busy. The second value is an idle client to let go.
-    fn stream_slot(&self, session: SessionId) -> (Option<Cell>, Option<Connection>) {
+    fn stream_slot(&self, session: SessionId) -> (Option<ClientCell>, Option<Connection>) {
         let mut clients = self.clients();
         clients.prune();
         if let Some(cell) = clients.streams.get(&session) {
@@ -847,7 +850,7 @@ impl Hub {
     async fn forget(&self, sessions: Vec<SessionId>) {
         let clients: Vec<Connection> = {
             let mut clients = self.clients();
-            let mut cells: Vec<Cell> = sessions
+            let mut cells: Vec<ClientCell> = sessions
                 .iter()
                 .filter_map(|s| clients.streams.remove(s))
                 .collect();

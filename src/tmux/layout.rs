@@ -71,7 +71,7 @@ pub fn panes(layout: &[u8]) -> Vec<PaneId> {
     let Some(body) = layout.get(5..).filter(|_| layout.get(4) == Some(&b',')) else {
         return Vec::new();
     };
-    let Ok(mut p) = Parser::new(body, Check::Leaves) else {
+    let Ok(mut p) = TreeParser::new(body, Check::Leaves) else {
         return Vec::new();
     };
     if p.cell(0).is_err() || p.i != p.s.len() {
@@ -111,7 +111,7 @@ fn custom(text: &str) -> Result<(usize, usize), String> {
             want
         ));
     }
-    let mut p = Parser::new(body, Check::Strict)?;
+    let mut p = TreeParser::new(body, Check::Strict)?;
     let cell = p.cell(0)?;
     if p.i != p.s.len() {
         return Err(format!("unexpected '{}' at {}", p.s[p.i] as char, p.i + 5));
@@ -122,7 +122,7 @@ fn custom(text: &str) -> Result<(usize, usize), String> {
     Ok((cell.panes, p.floating.len()))
 }
 
-struct Cell {
+struct LayoutCell {
     w: u32,
     h: u32,
     /// Tiled panes.
@@ -140,8 +140,8 @@ enum Check {
 }
 
 /// Reads the tree (`s`: the body up to any `<`); the floating part is
-/// read first, by [`Parser::new`].
-struct Parser<'a> {
+/// read first, by [`TreeParser::new`].
+struct TreeParser<'a> {
     s: &'a [u8],
     i: usize,
     check: Check,
@@ -151,12 +151,12 @@ struct Parser<'a> {
     floating: Vec<u32>,
 }
 
-impl<'a> Parser<'a> {
+impl<'a> TreeParser<'a> {
     /// Reads `body`'s floating part, if any (the tree never holds a '<'),
     /// and returns a parser for the tree before it.
     fn new(body: &'a [u8], check: Check) -> Result<Self, String> {
         let tiled_end = memchr::memchr(b'<', body).unwrap_or(body.len());
-        let mut p = Parser {
+        let mut p = TreeParser {
             s: body,
             i: tiled_end,
             check,
@@ -248,7 +248,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `WxH,X,Y,ID` (a pane) or `WxH,X,Y{…}` / `WxH,X,Y[…]` (a split).
-    fn cell(&mut self, depth: usize) -> Result<Cell, String> {
+    fn cell(&mut self, depth: usize) -> Result<LayoutCell, String> {
         if depth > MAX_DEPTH {
             return Err("nested too deeply".into());
         }
@@ -262,7 +262,7 @@ impl<'a> Parser<'a> {
                 if signed && !floating {
                     return Err("a tiled cell has a negative offset".into());
                 }
-                return Ok(Cell {
+                return Ok(LayoutCell {
                     w,
                     h,
                     panes: usize::from(!floating),
@@ -312,7 +312,7 @@ impl<'a> Parser<'a> {
         if self.check == Check::Strict && (!across || sum != u64::from(total)) {
             return Err(format!("cell sizes do not add up to {w}x{h}"));
         }
-        Ok(Cell {
+        Ok(LayoutCell {
             w,
             h,
             panes: children.iter().map(|c| c.panes).sum(),

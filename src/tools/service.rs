@@ -11,8 +11,8 @@ use super::{App, Catalog, ToolDef};
 use crate::config::Config;
 use crate::drive::shell::handles;
 use crate::mcp::{
-    BoxFuture, CallContext, CallToolResult, CompletionRequest, Features, Implementation, Service,
-    ServiceError,
+    BoxFuture, CallContext, CallToolResult, CompletionRequest, Implementation, McpFeatures,
+    Service, ServiceError,
 };
 
 /// How long the exit waits on tmux for the commands' ends.
@@ -164,8 +164,8 @@ impl Service for TmuxService {
         }
     }
 
-    fn features(&self) -> Features {
-        Features {
+    fn features(&self) -> McpFeatures {
+        McpFeatures {
             resources: true,
             prompts: true,
             completions: true,

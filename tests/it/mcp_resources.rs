@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tmux_mcp::mcp::server::DEFAULT_MAX_QUEUED;
 use tmux_mcp::mcp::{
-    BoxFuture, CallContext, CallToolResult, CompletionRef, CompletionRequest, Features,
-    Implementation, Service, ServiceError,
+    BoxFuture, CallContext, CallToolResult, CompletionRef, CompletionRequest, Implementation,
+    McpFeatures, Service, ServiceError,
 };
 use tokio::sync::{Notify, mpsc};
 use tokio::time::timeout;
@@ -19,7 +19,7 @@ use crate::support::mcp::{McpClient, error_code, wraps_wire_client};
 const WAIT: Duration = Duration::from_secs(5);
 
 struct Fake {
-    features: Features,
+    features: McpFeatures,
     /// Released by the test to let `fake://slow` finish.
     release: Arc<Notify>,
     notes: mpsc::UnboundedSender<String>,
@@ -52,7 +52,7 @@ impl Service for Fake {
         None
     }
 
-    fn features(&self) -> Features {
+    fn features(&self) -> McpFeatures {
         self.features
     }
 
@@ -127,7 +127,7 @@ struct Client {
 wraps_wire_client!(Client);
 
 impl Client {
-    fn start(features: Features) -> Client {
+    fn start(features: McpFeatures) -> Client {
         let release = Arc::new(Notify::new());
         let (tx, notes) = mpsc::unbounded_channel();
         let service = Arc::new(Fake {
@@ -143,7 +143,7 @@ impl Client {
         }
     }
 
-    async fn started(features: Features) -> (Client, Value) {
+    async fn started(features: McpFeatures) -> (Client, Value) {
         let mut client = Client::start(features);
         let r = client
             .request(0, "initialize", json!({ "protocolVersion": "2025-11-25" }))
@@ -160,7 +160,7 @@ impl Client {
     }
 }
 
-const ALL: Features = Features {
+const ALL: McpFeatures = McpFeatures {
     resources: true,
     prompts: true,
     completions: true,
@@ -180,7 +180,7 @@ async fn served_features_are_declared_and_others_are_not() {
         })
     );
 
-    let (mut client, result) = Client::started(Features::default()).await;
+    let (mut client, result) = Client::started(McpFeatures::default()).await;
     assert_eq!(
         result["capabilities"],
         json!({ "tools": { "listChanged": false }, "logging": {} })

@@ -38,11 +38,11 @@ const FILE_CLOCK_SLACK: Duration = Duration::from_millis(50);
 pub struct EndScripts {
     /// An async lock: a script's write and a removal of the same pane's
     /// never cross (over ssh either takes a round trip).
-    state: tokio::sync::Mutex<State>,
+    state: tokio::sync::Mutex<ScriptsState>,
 }
 
 #[derive(Default)]
-struct State {
+struct ScriptsState {
     /// The handle each pane's script was last written for. An entry goes
     /// with its script, so there are at most as many as panes with
     /// scripts.

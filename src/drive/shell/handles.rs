@@ -665,7 +665,7 @@ fn record_epoch(commands: &Commands, id: &str) -> u64 {
 }
 
 /// What one wait on a command found.
-pub struct Waited {
+pub struct CommandWait {
     pub record: Record,
     /// Ring offset of the first output byte returned (for a cursor).
     pub from: Option<u64>,
@@ -681,7 +681,7 @@ pub async fn wait(
     pace: &mut Pace,
     output: &mut HeadTail,
     stopping: Option<i32>,
-) -> ToolResult<Waited> {
+) -> ToolResult<CommandWait> {
     let commands = &target.server.commands;
     if commands.get(id).is_none_or(|r| !r.ended) {
         // Started by an earlier server, or its end recorded while no
@@ -722,7 +722,7 @@ pub async fn wait(
         ));
     }
     let record = commands.get(id).ok_or_else(|| unknown(id))?;
-    Ok(Waited {
+    Ok(CommandWait {
         from: reader.output_from().map(|_| reader.from),
         missed: reader.missed || stop.lost_end,
         record,
@@ -735,7 +735,7 @@ enum Start {
     /// earlier server started, from now on).
     Watching(Box<Watch>, Record),
     /// Its pane ended (or was respawned) before the wait began.
-    Over(Waited),
+    Over(CommandWait),
 }
 
 /// Watches `record`'s pane for a wait on it. A command an earlier server
@@ -923,10 +923,10 @@ impl Waiting<'_> {
 /// What a command whose pane ended before the wait began left in this
 /// process's recording of the pane (kept for a while after its end): the
 /// output no earlier call returned, or `missed` when none is held.
-fn read_left_over(target: &Target, record: Record, output: &mut HeadTail) -> Waited {
+fn read_left_over(target: &Target, record: Record, output: &mut HeadTail) -> CommandWait {
     let recording = target.hub.panes().get(record.pane);
     let Some(pane) = recording.filter(|p| p.epoch == record.epoch) else {
-        return Waited {
+        return CommandWait {
             record,
             from: None,
             missed: true,
@@ -935,7 +935,7 @@ fn read_left_over(target: &Target, record: Record, output: &mut HeadTail) -> Wai
     let mut reader = Reader::resume(&record);
     reader.read(&Follower::new(pane), output);
     reader.finish(output);
-    Waited {
+    CommandWait {
         from: reader.output_from().map(|_| reader.from),
         missed: reader.missed,
         record,

@@ -12,7 +12,7 @@
 //! Otherwise the shell emits no marks, or they were never seen: an error
 //! says so.
 
-use super::span::{Found, marker};
+use super::span::{FoundMark, marker};
 use super::typed::OSC;
 use crate::drive::bounded;
 use crate::drive::tail::lossy;
@@ -105,14 +105,14 @@ fn recorded_output(follower: &Follower, run: CommandOutput) -> LastCommand {
             }
             Piece::Text(..) => {}
             Piece::Osc(osc) => match marker(osc.payload) {
-                Some((_, Found::Start)) => {
+                Some((_, FoundMark::Start)) => {
                     lines.clear();
                     view.reset();
                 }
-                Some((_, Found::End(own))) => {
+                Some((_, FoundMark::End(own))) => {
                     (status, stopped) = (own, true);
                 }
-                Some((_, Found::Prompt)) | None => {}
+                Some((_, FoundMark::Prompt)) | None => {}
             },
         });
     });

@@ -35,7 +35,7 @@ pub enum Delimiters {
 }
 
 /// What a delimiter found says.
-pub enum Found {
+pub enum FoundMark {
     Start,
     End(Option<i64>),
     /// A shell's prompt mark (`A`): after the output started, the command
@@ -45,31 +45,31 @@ pub enum Found {
 
 /// One of our markers, by its payload (`<nonce>;S`, `<nonce>;E;<status>`):
 /// its nonce and what it says.
-pub fn marker(payload: &[u8]) -> Option<(&[u8], Found)> {
+pub fn marker(payload: &[u8]) -> Option<(&[u8], FoundMark)> {
     let semi = memchr::memchr(b';', payload)?;
     let (nonce, rest) = payload.split_at(semi);
     if rest == b";S" {
-        return Some((nonce, Found::Start));
+        return Some((nonce, FoundMark::Start));
     }
     let status = rest.strip_prefix(b";E;")?;
     let status = std::str::from_utf8(status)
         .ok()
         .and_then(|s| s.parse().ok());
     // Our own printf wrote it: a number, or a failure of ours.
-    Some((nonce, Found::End(Some(status.unwrap_or(-1)))))
+    Some((nonce, FoundMark::End(Some(status.unwrap_or(-1)))))
 }
 
 impl Delimiters {
-    fn read(&self, osc: &Osc<'_>) -> Option<Found> {
+    fn read(&self, osc: &Osc<'_>) -> Option<FoundMark> {
         match self {
             Delimiters::Markers(nonce) if osc.number == OSC.as_bytes() => marker(osc.payload)
                 .filter(|(n, _)| *n == nonce.as_bytes())
                 .map(|(_, found)| found),
             Delimiters::Markers(_) => None,
             Delimiters::Marks => match Mark::of(osc)? {
-                Mark::Output => Some(Found::Start),
-                Mark::Done(status) => Some(Found::End(status)),
-                Mark::Prompt => Some(Found::Prompt),
+                Mark::Output => Some(FoundMark::Start),
+                Mark::Done(status) => Some(FoundMark::End(status)),
+                Mark::Prompt => Some(FoundMark::Prompt),
                 Mark::Input => None,
             },
         }
@@ -183,17 +183,17 @@ impl Span {
                 Piece::Text(_, bytes) if output_from.is_some() => feed(bytes),
                 Piece::Text(..) => {}
                 Piece::Osc(osc) => match delimiters.read(&osc) {
-                    Some(Found::Start) if output_from.is_none() => *output_from = Some(osc.end),
+                    Some(FoundMark::Start) if output_from.is_none() => *output_from = Some(osc.end),
                     // The marks of a line that ran nothing (a comment) end
                     // with no start; our markers always have one.
-                    Some(Found::End(status))
+                    Some(FoundMark::End(status))
                         if output_from.is_some() || matches!(delimiters, Delimiters::Marks) =>
                     {
                         *ended = Some((osc.at, status));
                         *after_end = osc.end;
                         feed_without_prompt_sp(held, feed);
                     }
-                    Some(Found::Prompt) if output_from.is_some() => {
+                    Some(FoundMark::Prompt) if output_from.is_some() => {
                         *ended = Some((osc.at, None));
                         *after_end = osc.end;
                         feed_without_prompt_sp(held, feed);

@@ -32,7 +32,7 @@ const NOT_DECLARED: &str =
     "the MCP client did not declare the elicitation capability (form mode) in initialize";
 
 /// The reader's state: lifecycle, log level, in-flight calls and their tasks.
-pub(super) struct Server {
+pub(super) struct Dispatcher {
     pub(super) service: Arc<dyn Service>,
     pub(super) outbox: Outbox,
     /// The negotiated revision; `None` until `initialize` succeeded.
@@ -54,7 +54,7 @@ pub(super) struct Server {
     pub(super) asker: Asker,
 }
 
-impl Server {
+impl Dispatcher {
     pub(super) fn new(service: Arc<dyn Service>, outbox: Outbox, queued: Arc<Queued>) -> Self {
         let log_level = Arc::new(AtomicU8::new(Logger::OFF));
         let logger = Logger::new(
@@ -62,7 +62,7 @@ impl Server {
             outbox.clone(),
             &service.implementation().name,
         );
-        Server {
+        Dispatcher {
             service,
             outbox,
             version: None,

@@ -4,7 +4,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 /// One input line, or the news that one was too long.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Line {
+pub enum FrameLine {
     /// A line without its `\n`. A last line without `\n` before EOF counts.
     Complete(Vec<u8>),
     /// A line longer than the bound. Reported as soon as the bound is
@@ -39,7 +39,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     /// The next line; `None` at EOF.
-    pub async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
+    pub async fn next_line(&mut self) -> std::io::Result<Option<FrameLine>> {
         loop {
             let available = self.reader.fill_buf().await?;
             if available.is_empty() {
@@ -47,7 +47,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 if self.line.is_empty() {
                     return Ok(None);
                 }
-                return Ok(Some(Line::Complete(std::mem::take(&mut self.line))));
+                return Ok(Some(FrameLine::Complete(std::mem::take(&mut self.line))));
             }
             let (chunk, newline) = match memchr::memchr(b'\n', available) {
                 Some(i) => (&available[..i], true),
@@ -63,12 +63,12 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 self.line.clear();
                 self.discarding = !newline;
                 self.reader.consume(used);
-                return Ok(Some(Line::TooLong));
+                return Ok(Some(FrameLine::TooLong));
             }
             self.line.extend_from_slice(chunk);
             self.reader.consume(used);
             if newline {
-                return Ok(Some(Line::Complete(std::mem::take(&mut self.line))));
+                return Ok(Some(FrameLine::Complete(std::mem::take(&mut self.line))));
             }
         }
     }
@@ -78,7 +78,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 mod tests {
     use super::*;
 
-    async fn lines(input: &[u8], max_line: usize, capacity: usize) -> Vec<Line> {
+    async fn lines(input: &[u8], max_line: usize, capacity: usize) -> Vec<FrameLine> {
         let mut reader =
             LineReader::with_reader(BufReader::with_capacity(capacity, input), max_line);
         let mut out = Vec::new();
@@ -88,8 +88,8 @@ mod tests {
         out
     }
 
-    fn complete(s: &str) -> Line {
-        Line::Complete(s.as_bytes().to_vec())
+    fn complete(s: &str) -> FrameLine {
+        FrameLine::Complete(s.as_bytes().to_vec())
     }
 
     #[tokio::test]
@@ -99,9 +99,9 @@ mod tests {
             complete("ab"),
             complete(""),
             complete("cdef"),
-            Line::TooLong,
+            FrameLine::TooLong,
             complete("xyz"),
-            Line::Complete(b"\xff\xfe".to_vec()),
+            FrameLine::Complete(b"\xff\xfe".to_vec()),
             complete("last"),
         ];
         for capacity in 1..=input.len() + 1 {
@@ -117,12 +117,12 @@ mod tests {
     async fn bound_is_inclusive_and_overlong_tail_is_skipped() {
         assert_eq!(
             lines(b"12345678\n123456789\nok\n", 8, 3).await,
-            vec![complete("12345678"), Line::TooLong, complete("ok")]
+            vec![complete("12345678"), FrameLine::TooLong, complete("ok")]
         );
         // An over-long last line without newline is reported once.
         assert_eq!(
             lines(b"ok\n123456789012345", 8, 4).await,
-            vec![complete("ok"), Line::TooLong]
+            vec![complete("ok"), FrameLine::TooLong]
         );
     }
 }

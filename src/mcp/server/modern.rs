@@ -17,7 +17,7 @@ use std::sync::atomic::AtomicU8;
 use serde_json::{Map, Value, json};
 
 use super::{
-    ErrorCode, Id, LATEST_VERSION, RESOURCE_NOT_FOUND, RpcError, SUPPORTED_VERSIONS, Server,
+    Dispatcher, ErrorCode, Id, LATEST_VERSION, RESOURCE_NOT_FOUND, RpcError, SUPPORTED_VERSIONS,
     ServerCapabilities,
 };
 use crate::mcp::{Asker, BoxFuture, LogLevel, Logger, Outbox, Service};
@@ -235,7 +235,7 @@ fn unsupported_version(requested: &str) -> RpcError {
     }
 }
 
-impl Server {
+impl Dispatcher {
     /// Answers a modern request: `Ok(Some)` now, `Ok(None)` from a task.
     pub(super) fn handle_modern(
         &mut self,

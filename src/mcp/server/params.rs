@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::mcp::jsonrpc::{self, RpcError};
-use crate::mcp::{CompletionRef, CompletionRequest, Features, Implementation};
+use crate::mcp::{CompletionRef, CompletionRequest, Implementation, McpFeatures};
 
 /// The `arguments` of a `tools/call`: an object, absent (`{}`), or a JSON
 /// string holding an object, which some models send; that string is decoded
@@ -102,7 +102,7 @@ pub(super) struct ServerCapabilities {
 }
 
 impl ServerCapabilities {
-    pub(super) fn of(features: Features) -> Self {
+    pub(super) fn of(features: McpFeatures) -> Self {
         let fixed = ListChanged {
             list_changed: false,
         };

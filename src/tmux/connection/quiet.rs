@@ -35,7 +35,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::{Answer, Busy, Commands};
+use super::{Busy, ClientReply, InFlight};
 use crate::tmux::control::Event;
 use crate::tmux::{Command, PaneId, SessionId, TmuxError, WindowId};
 
@@ -61,12 +61,12 @@ pub enum Need {
 /// The muting state of one streaming client.
 pub struct Quiet {
     session: SessionId,
-    commands: Commands,
-    state: Mutex<State>,
+    commands: InFlight,
+    state: Mutex<QuietState>,
 }
 
 #[derive(Default)]
-struct State {
+struct QuietState {
     wanted: HashMap<PaneId, Want>,
     /// Panes we paused because nothing wants them.
     muted: HashSet<PaneId>,
@@ -103,15 +103,15 @@ impl Want {
 }
 
 impl Quiet {
-    pub(in crate::tmux) fn new(session: SessionId, commands: Commands) -> Arc<Quiet> {
+    pub(in crate::tmux) fn new(session: SessionId, commands: InFlight) -> Arc<Quiet> {
         Arc::new(Quiet {
             session,
             commands,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(QuietState::default()),
         })
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
+    fn state(&self) -> MutexGuard<'_, QuietState> {
         self.state.lock().expect("quiet lock")
     }
 
@@ -139,7 +139,7 @@ impl Quiet {
     /// answer says tmux has run the pause (and so has drained the buffer
     /// down to what its other readers still need). The pause discards what
     /// was queued for this client: a gap for the pane's leases.
-    pub(super) fn hold(&self, pane: PaneId) -> Answer {
+    pub(super) fn hold(&self, pane: PaneId) -> ClientReply {
         let mut state = self.state();
         if state.wanted.contains_key(&pane) {
             state.held.insert(pane);
@@ -344,7 +344,7 @@ impl Quiet {
         self.mute_if_unwanted(&mut state, pane);
     }
 
-    fn mute_if_unwanted(&self, state: &mut State, pane: PaneId) {
+    fn mute_if_unwanted(&self, state: &mut QuietState, pane: PaneId) {
         if state.wanted.get(&pane).is_some_and(Want::is_empty) {
             let want = state.wanted.remove(&pane).unwrap_or_default();
             state.muted.insert(pane);
@@ -381,7 +381,7 @@ pub struct Lease {
     pane: PaneId,
     need: Need,
     /// The pane's `continue`, until tmux has run it (see [`Lease::unpaused`]).
-    unpaused: Option<Answer>,
+    unpaused: Option<ClientReply>,
     _busy: Busy,
 }
 

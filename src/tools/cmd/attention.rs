@@ -37,7 +37,7 @@ use crate::config::Config;
 use crate::drive::attention::{Armed, Place, Sentry, hand_back};
 use crate::drive::pace::{Pace, Woke};
 use crate::drive::probe::SETTLE;
-use crate::panes::attention::{Event, Reason};
+use crate::panes::attention::{FeedEvent, Reason};
 use crate::panes::registry::unix_ms;
 use crate::process::Activity;
 use crate::tmux::{Command, PaneId, SessionId, WindowId, format};
@@ -112,13 +112,13 @@ pub struct WaitForAttentionResult {
 
 /// What a call watches: the panes of its scope now (with where they
 /// are), and the closed ones it may still report.
-struct Scope {
+struct Watched {
     panes: Vec<(PaneId, Place)>,
     departed: HashSet<PaneId>,
 }
 
 /// The panes of the scope the call names.
-async fn scope(target: &Target, args: &WaitForAttentionArgs, armed: &Armed) -> ToolResult<Scope> {
+async fn scope(target: &Target, args: &WaitForAttentionArgs, armed: &Armed) -> ToolResult<Watched> {
     let mut session = None;
     let mut window = None;
     let rows = if let Some(w) = &args.window_id {
@@ -173,7 +173,7 @@ async fn scope(target: &Target, args: &WaitForAttentionArgs, armed: &Armed) -> T
             panes.len()
         )));
     }
-    Ok(Scope {
+    Ok(Watched {
         panes,
         departed: gone,
     })
@@ -338,7 +338,7 @@ fn reasons_asked(asked: Option<&[Reason]>) -> ToolResult<HashSet<Reason>> {
 async fn arm_scope(
     target: &Target,
     armed: &Armed,
-    scope: Scope,
+    scope: Watched,
 ) -> ToolResult<(HashMap<PaneId, Sentry>, HashSet<PaneId>)> {
     let mut sentries: HashMap<PaneId, Sentry> = HashMap::new();
     let mut kept = {
@@ -418,7 +418,7 @@ async fn watch_all(
         }
         first = false;
         let batch = feed
-            .read(token.as_deref(), |e: &Event| {
+            .read(token.as_deref(), |e: &FeedEvent| {
                 // A pane's end ends its watch: told whatever was asked.
                 (reasons.contains(&e.reason) || e.reason == Reason::Exited)
                     && (sentries.contains_key(&e.pane) || departed.contains(&e.pane))

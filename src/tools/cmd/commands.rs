@@ -12,7 +12,7 @@ use crate::drive::bounded::HeadTail;
 use crate::drive::cursor::{Cursor, OutputSpan};
 use crate::drive::pace::Pace;
 use crate::drive::read_back;
-use crate::drive::shell::handles::{self, PaneEnd, Record, Waited};
+use crate::drive::shell::handles::{self, CommandWait, PaneEnd, Record};
 use crate::tmux::PaneId;
 use crate::tools::shared::args::seconds;
 use crate::tools::toolsets::Toolset;
@@ -98,11 +98,11 @@ pub struct CommandResult {
 /// the last line (as run_command's does).
 async fn result(
     target: &Target,
-    waited: Waited,
+    waited: CommandWait,
     output: HeadTail,
     started: Instant,
 ) -> CommandResult {
-    let Waited {
+    let CommandWait {
         record,
         from,
         missed,

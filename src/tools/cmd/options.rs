@@ -77,20 +77,20 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Scope {
+pub enum OptionScope {
     Server,
     Session,
     Window,
     Pane,
 }
 
-impl Scope {
+impl OptionScope {
     fn name(self) -> &'static str {
         match self {
-            Scope::Server => "server",
-            Scope::Session => "session",
-            Scope::Window => "window",
-            Scope::Pane => "pane",
+            OptionScope::Server => "server",
+            OptionScope::Session => "session",
+            OptionScope::Window => "window",
+            OptionScope::Pane => "pane",
         }
     }
 }
@@ -99,7 +99,7 @@ impl Scope {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ScopeSel {
     /// Level of the option or hook (default: inferred).
-    scope: Option<Scope>,
+    scope: Option<OptionScope>,
     /// With scope: session name or $id, window @id, or pane %id.
     target: Option<String>,
     /// The global level (-g).
@@ -129,7 +129,7 @@ impl fmt::Display for Object {
 async fn resolve_scope(
     target: &Target,
     sel: &ScopeSel,
-    unscoped: Scope,
+    unscoped: OptionScope,
 ) -> ToolResult<Option<Object>> {
     let scope = sel.scope.unwrap_or(unscoped);
     match (&sel.target, sel.scope) {
@@ -138,22 +138,22 @@ async fn resolve_scope(
                 "scope is required when target is specified",
             ));
         }
-        (Some(_), Some(Scope::Server)) => {
+        (Some(_), Some(OptionScope::Server)) => {
             return Err(ToolError::invalid(
                 "scope 'server' takes no target: server options and hooks are the same everywhere",
             ));
         }
         (Some(raw), Some(_)) => return object_id(target, scope, raw).await.map(Some),
-        (None, _) if sel.global || sel.scope == Some(Scope::Server) => return Ok(None),
+        (None, _) if sel.global || sel.scope == Some(OptionScope::Server) => return Ok(None),
         (None, _) => {}
     }
     // No target: the first object, as every other tool defaults.
     let first = match scope {
-        Scope::Server => return Ok(None),
-        Scope::Session => {
+        OptionScope::Server => return Ok(None),
+        OptionScope::Session => {
             Object::Session(lookup::session_id_of(target, &SessionSel::default()).await?)
         }
-        Scope::Window => {
+        OptionScope::Window => {
             let session = SessionSel::default();
             let sel = WindowSel {
                 window_id: None,
@@ -162,13 +162,13 @@ async fn resolve_scope(
             };
             Object::Window(lookup::window(target, &sel).await?.window_id)
         }
-        Scope::Pane => Object::Pane(lookup::resolve_pane(target, &PaneSel::default()).await?),
+        OptionScope::Pane => Object::Pane(lookup::resolve_pane(target, &PaneSel::default()).await?),
     };
     Ok(Some(first))
 }
 
 /// A `target` argument: ids only, except session names (resolved exactly).
-async fn object_id(target: &Target, scope: Scope, raw: &str) -> ToolResult<Object> {
+async fn object_id(target: &Target, scope: OptionScope, raw: &str) -> ToolResult<Object> {
     let wrong = |what: &str| {
         ToolError::invalid(format!(
             "target {raw:?} is not {what} (scope '{}')",
@@ -177,7 +177,7 @@ async fn object_id(target: &Target, scope: Scope, raw: &str) -> ToolResult<Objec
         .suggest("Call list_sessions / list_windows / list_panes to discover valid ids.")
     };
     match scope {
-        Scope::Session => {
+        OptionScope::Session => {
             let sel = if raw.starts_with('$') {
                 lookup::session_id(raw)?;
                 SessionSel {
@@ -192,21 +192,26 @@ async fn object_id(target: &Target, scope: Scope, raw: &str) -> ToolResult<Objec
             };
             Ok(Object::Session(lookup::session_id_of(target, &sel).await?))
         }
-        Scope::Window if raw.starts_with('@') => Ok(Object::Window(lookup::window_id(raw)?)),
-        Scope::Window => Err(wrong("a window id such as '@1'")),
-        Scope::Pane if raw.starts_with('%') => Ok(Object::Pane(lookup::pane_id(raw)?)),
-        Scope::Pane => Err(wrong("a pane id such as '%1'")),
-        Scope::Server => Err(wrong("allowed")),
+        OptionScope::Window if raw.starts_with('@') => Ok(Object::Window(lookup::window_id(raw)?)),
+        OptionScope::Window => Err(wrong("a window id such as '@1'")),
+        OptionScope::Pane if raw.starts_with('%') => Ok(Object::Pane(lookup::pane_id(raw)?)),
+        OptionScope::Pane => Err(wrong("a pane id such as '%1'")),
+        OptionScope::Server => Err(wrong("allowed")),
     }
 }
 
 /// Adds the scope flags, `-g` and `-t` in tmux's order.
-fn scoped(mut cmd: Command, scope: Option<Scope>, global: bool, object: Option<Object>) -> Command {
+fn scoped(
+    mut cmd: Command,
+    scope: Option<OptionScope>,
+    global: bool,
+    object: Option<Object>,
+) -> Command {
     cmd = match scope {
-        Some(Scope::Server) => cmd.flag("-s"),
-        Some(Scope::Window) => cmd.flag("-w"),
-        Some(Scope::Pane) => cmd.flag("-p"),
-        Some(Scope::Session) | None => cmd,
+        Some(OptionScope::Server) => cmd.flag("-s"),
+        Some(OptionScope::Window) => cmd.flag("-w"),
+        Some(OptionScope::Pane) => cmd.flag("-p"),
+        Some(OptionScope::Session) | None => cmd,
     };
     if global {
         cmd = cmd.flag("-g");
@@ -349,7 +354,7 @@ fn typed(text: &str) -> Value {
 
 async fn show_option(target: Target, args: ShowOptionArgs) -> ToolResult<OptionResult> {
     check_option_name(&args.option)?;
-    let object = resolve_scope(&target, &args.scope, Scope::Pane).await?;
+    let object = resolve_scope(&target, &args.scope, OptionScope::Pane).await?;
     let mut cmd = scoped(
         Command::new("show-options"),
         args.scope.scope,
@@ -400,7 +405,7 @@ async fn set_option(target: Target, args: SetOptionArgs) -> ToolResult<OptionSet
     check_option_name(&args.option)?;
     refuse_hook(&args.option)?;
     no_nul("value", &args.value)?;
-    let object = resolve_scope(&target, &args.scope, Scope::Pane).await?;
+    let object = resolve_scope(&target, &args.scope, OptionScope::Pane).await?;
     if object.is_none() || args.scope.global {
         refuse_server_wide(&target, "Setting a global or server option")?;
     }
@@ -601,10 +606,10 @@ fn hook_entry(line: &str) -> Option<HookEntry> {
 
 async fn hooks(target: &Target, sel: &ScopeSel, hook: Option<&str>) -> ToolResult<HookListResult> {
     // Without -w or -p, show-hooks reads the session tree.
-    let object = resolve_scope(target, sel, Scope::Session).await?;
+    let object = resolve_scope(target, sel, OptionScope::Session).await?;
     // Hooks have no server tree: "server" means both global trees (window
     // and pane hooks live in the window one).
-    let runs: Vec<Command> = if sel.scope == Some(Scope::Server) {
+    let runs: Vec<Command> = if sel.scope == Some(OptionScope::Server) {
         vec![
             Command::new("show-hooks").flag("-g"),
             Command::new("show-hooks").flag("-g").flag("-w"),

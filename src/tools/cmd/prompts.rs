@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use crate::mcp::ServiceError;
 use crate::tools::{App, NoArgs, ToolResult, Untargeted};
 
-struct Arg {
+struct PromptArg {
     name: &'static str,
     description: &'static str,
     required: bool,
@@ -18,7 +18,7 @@ struct PromptDef {
     name: &'static str,
     title: &'static str,
     description: &'static str,
-    args: &'static [Arg],
+    args: &'static [PromptArg],
 }
 
 const PROMPTS: [PromptDef; 4] = [
@@ -27,17 +27,17 @@ const PROMPTS: [PromptDef; 4] = [
         title: "Run and Wait",
         description: "Run a shell command in a pane and read its exit status and output with one run_command call.",
         args: &[
-            Arg {
+            PromptArg {
                 name: "command",
                 description: "The shell command to run.",
                 required: true,
             },
-            Arg {
+            PromptArg {
                 name: "pane_id",
                 description: "Pane to run it in (e.g. '%1').",
                 required: true,
             },
-            Arg {
+            PromptArg {
                 name: "timeout",
                 description: "Seconds to wait, a number (default 60).",
                 required: false,
@@ -48,7 +48,7 @@ const PROMPTS: [PromptDef; 4] = [
         name: "diagnose_failing_pane",
         title: "Diagnose Failing Pane",
         description: "Read-only plan to find out why a pane's command failed and propose a fix without running it.",
-        args: &[Arg {
+        args: &[PromptArg {
             name: "pane_id",
             description: "Pane to diagnose (e.g. '%1').",
             required: true,
@@ -59,12 +59,12 @@ const PROMPTS: [PromptDef; 4] = [
         title: "Build Dev Workspace",
         description: "Create a session with an editor pane, a free shell and a log pane.",
         args: &[
-            Arg {
+            PromptArg {
                 name: "session_name",
                 description: "Name of the new session.",
                 required: true,
             },
-            Arg {
+            PromptArg {
                 name: "log_command",
                 description: "Command for the log pane (default 'watch -n 1 date').",
                 required: false,
@@ -75,7 +75,7 @@ const PROMPTS: [PromptDef; 4] = [
         name: "interrupt_gracefully",
         title: "Interrupt Gracefully",
         description: "Stop a pane's foreground program with Ctrl-C, check that it stopped, and never escalate on its own.",
-        args: &[Arg {
+        args: &[PromptArg {
             name: "pane_id",
             description: "Pane whose program to interrupt (e.g. '%1').",
             required: true,

@@ -287,14 +287,19 @@ async fn run_command(
     // The cursor reads on after what this call returned: the output's
     // span in the recording while it is left to page (ended, or cut), then
     // tmux's own lines after the anchor (see `capture_since`). The anchor
-    // is read while the prompt is awaited, in the same round trip: the
-    // lines it looks for are drawn by now (a pane the command ended has
-    // none: its cursor pages the output).
+    // of a command that printed is its last line, drawn by now: read while
+    // the prompt is awaited (a pane the command ended has none: its cursor
+    // pages the output). One that printed nothing is anchored above the
+    // cursor, where the prompt goes: read once the prompt is drawn.
     let last = output.last().map(str::to_owned);
     let pane_id = watch.id;
     let anchor = anchor_of(&target, pane_id, watch.geometry.height, last.as_deref());
-    let (settled, anchored) =
-        tokio::join!(settle(collected, &mut watch, &target, &span, &run), anchor);
+    let settle = settle(collected, &mut watch, &target, &span, &run);
+    let (settled, anchored) = if last.is_some() {
+        tokio::join!(settle, anchor)
+    } else {
+        (settle.await, anchor.await)
+    };
     let (missed, pane_state, mut note) = settled?;
     let ((server, pid), anchor) = anchored.unwrap_or_default();
     let running = span.ended.is_none() && pane_state != PaneState::Exited;

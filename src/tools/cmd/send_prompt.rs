@@ -234,13 +234,13 @@ async fn settle(watch: &mut Watch) {
 /// A pane's screen: its rows (without the spaces tmux pads them with)
 /// and the cursor's row.
 #[derive(Debug, Default)]
-struct Screen {
+struct PromptScreen {
     rows: Vec<String>,
     cursor_y: usize,
 }
 
 /// Reads `pane`'s screen: its rows and cursor in one go.
-async fn screen(target: &Target, pane: PaneId) -> ToolResult<Screen> {
+async fn screen(target: &Target, pane: PaneId) -> ToolResult<PromptScreen> {
     let commands = [
         Command::new("capture-pane").flag("-p").target(pane),
         Command::new("display-message")
@@ -261,7 +261,7 @@ async fn screen(target: &Target, pane: PaneId) -> ToolResult<Screen> {
         .first()
         .and_then(|l| std::str::from_utf8(l).ok()?.trim().parse().ok())
         .unwrap_or(0);
-    Ok(Screen { rows, cursor_y })
+    Ok(PromptScreen { rows, cursor_y })
 }
 
 /// Where the message was drawn before Enter: the row holding the last
@@ -280,7 +280,7 @@ struct Typed {
 
 impl Typed {
     /// `None` when the screen does not show the end of `text`.
-    fn find(text: &str, screen: &Screen) -> Option<Typed> {
+    fn find(text: &str, screen: &PromptScreen) -> Option<Typed> {
         let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
         let (first, last) = (lines.next()?, lines.next_back());
         let last = last.unwrap_or(first);
@@ -312,7 +312,7 @@ impl Typed {
     /// message: the row its end was on is gone (the input area emptied),
     /// or the cursor is on a fresh prompt below it (a REPL or shell ran
     /// it and asks again).
-    fn taken(&self, screen: &Screen) -> bool {
+    fn taken(&self, screen: &PromptScreen) -> bool {
         let copies = screen.rows.iter().filter(|r| **r == self.row).count();
         if copies < self.copies {
             return true;
@@ -394,8 +394,8 @@ impl PasteOff {
 mod tests {
     use super::*;
 
-    fn screen(rows: &[&str], cursor_y: usize) -> Screen {
-        Screen {
+    fn screen(rows: &[&str], cursor_y: usize) -> PromptScreen {
+        PromptScreen {
             rows: rows.iter().map(|r| r.to_string()).collect(),
             cursor_y,
         }

@@ -85,7 +85,7 @@ pub struct WaitForTextResult {
     pub found: bool,
     /// 'matched', 'any_output', 'stopped', 'alternate_screen' or 'timeout'.
     #[schemars(with = "String")]
-    pub outcome: Outcome,
+    pub outcome: WaitOutcome,
     /// Index into patterns (or stop, when stopped) of the entry that fired.
     pub matched_index: Option<i64>,
     /// New lines matching that entry (at most 20 lines / 2000 bytes, last kept).
@@ -108,7 +108,7 @@ pub struct WaitForTextResult {
 /// How a `wait_for_text` ended, spelt on the wire as the reference does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum WaitOutcome {
     /// A success pattern matched new output.
     Matched,
     /// No patterns were given, and new output came.
@@ -121,10 +121,10 @@ pub enum Outcome {
     Timeout,
 }
 
-impl Outcome {
+impl WaitOutcome {
     /// Whether the wait found what it waited for.
     pub fn found(self) -> bool {
-        matches!(self, Outcome::Matched | Outcome::AnyOutput)
+        matches!(self, WaitOutcome::Matched | WaitOutcome::AnyOutput)
     }
 }
 
@@ -173,26 +173,26 @@ impl Patterns {
 
     /// What `batch` holds, if anything: stop patterns win a tie with
     /// success patterns in the same read.
-    fn judge(&self, batch: &LineBatch) -> Option<(Outcome, usize, &Matcher)> {
+    fn judge(&self, batch: &LineBatch) -> Option<(WaitOutcome, usize, &Matcher)> {
         if let Some((_, index)) = self.stop.first(batch) {
-            return Some((Outcome::Stopped, index, &self.stop));
+            return Some((WaitOutcome::Stopped, index, &self.stop));
         }
         let success = self.success.as_ref()?;
         success
             .first(batch)
-            .map(|(_, index)| (Outcome::Matched, index, success))
+            .map(|(_, index)| (WaitOutcome::Matched, index, success))
     }
 }
 
 /// How a wait ended: the outcome, the pattern that fired, its lines.
 struct Verdict {
-    outcome: Outcome,
+    outcome: WaitOutcome,
     index: Option<usize>,
     matched: Vec<String>,
 }
 
 impl Verdict {
-    fn without_match(outcome: Outcome) -> Verdict {
+    fn without_match(outcome: WaitOutcome) -> Verdict {
         Verdict {
             outcome,
             index: None,
@@ -356,15 +356,16 @@ impl TextScan {
             });
         }
         let any = self.saw_lines || !self.partial.is_empty();
-        (self.patterns.success.is_none() && any).then(|| Verdict::without_match(Outcome::AnyOutput))
+        (self.patterns.success.is_none() && any)
+            .then(|| Verdict::without_match(WaitOutcome::AnyOutput))
     }
 
     /// The verdict when the deadline passed.
     fn timed_out(&self) -> Verdict {
         Verdict::without_match(if self.alternate {
-            Outcome::AlternateScreen
+            WaitOutcome::AlternateScreen
         } else {
-            Outcome::Timeout
+            WaitOutcome::Timeout
         })
     }
 

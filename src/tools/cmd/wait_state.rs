@@ -78,7 +78,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
 // schema stays a bare string enum (the catalog is what a model pays).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum PaneState {
+pub enum AwaitedState {
     // The pane's shell is back in the foreground.
     Prompt,
     // The foreground program is blocked reading the terminal.
@@ -96,26 +96,26 @@ pub enum PaneState {
 }
 
 /// Checked in this order: the first true one is reported.
-const ORDER: [PaneState; 7] = [
-    PaneState::Exited,
-    PaneState::Bell,
-    PaneState::Secret,
-    PaneState::Input,
-    PaneState::Prompt,
-    PaneState::Running,
-    PaneState::Idle,
+const ORDER: [AwaitedState; 7] = [
+    AwaitedState::Exited,
+    AwaitedState::Bell,
+    AwaitedState::Secret,
+    AwaitedState::Input,
+    AwaitedState::Prompt,
+    AwaitedState::Running,
+    AwaitedState::Idle,
 ];
 
-impl PaneState {
+impl AwaitedState {
     fn as_str(self) -> &'static str {
         match self {
-            PaneState::Prompt => "prompt",
-            PaneState::Input => "input",
-            PaneState::Exited => "exited",
-            PaneState::Idle => "idle",
-            PaneState::Bell => "bell",
-            PaneState::Secret => "secret",
-            PaneState::Running => "running",
+            AwaitedState::Prompt => "prompt",
+            AwaitedState::Input => "input",
+            AwaitedState::Exited => "exited",
+            AwaitedState::Idle => "idle",
+            AwaitedState::Bell => "bell",
+            AwaitedState::Secret => "secret",
+            AwaitedState::Running => "running",
         }
     }
 }
@@ -123,7 +123,7 @@ impl PaneState {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForStateArgs {
     // (no schema text) Default: all.
-    states: Option<Vec<PaneState>>,
+    states: Option<Vec<AwaitedState>>,
     // (no schema text) Milliseconds without output that count as idle.
     #[serde(default = "default_idle_ms")]
     idle_ms: i64,
@@ -171,11 +171,11 @@ pub struct WaitForStateResult {
 struct Wanted([bool; 7]);
 
 impl Wanted {
-    fn new(states: Option<&[PaneState]>) -> ToolResult<Wanted> {
+    fn new(states: Option<&[AwaitedState]>) -> ToolResult<Wanted> {
         let Some(states) = states else {
             // Every state that needs the agent: not running.
             let mut all = [true; 7];
-            all[PaneState::Running as usize] = false;
+            all[AwaitedState::Running as usize] = false;
             return Ok(Wanted(all));
         };
         if states.is_empty() {
@@ -190,7 +190,7 @@ impl Wanted {
         Ok(Wanted(set))
     }
 
-    fn has(&self, state: PaneState) -> bool {
+    fn has(&self, state: AwaitedState) -> bool {
         self.0[state as usize]
     }
 }
@@ -212,22 +212,22 @@ struct Tracker {
     /// tmux says the pane is dead or gone.
     gone: bool,
     /// With `since`: whether the program has answered since then (see
-    /// [`Answer`]) and been probed after that; `None` without `since`.
-    answered: Option<Answer>,
+    /// [`ProbeAnswer`]) and been probed after that; `None` without `since`.
+    answered: Option<ProbeAnswer>,
 }
 
 /// Whether a program answered since a starting point: it printed a line
 /// (the echo of what it was sent) and then more (its answer, or its next
 /// prompt), and the probe looked after that.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Answer {
+struct ProbeAnswer {
     /// Lines it printed since, the line being written counted.
     lines: usize,
     /// A probe ran after it answered.
     probed: bool,
 }
 
-impl Answer {
+impl ProbeAnswer {
     fn done(&self) -> bool {
         self.lines >= 2
     }
@@ -304,20 +304,20 @@ impl Tracker {
         }
     }
 
-    fn is(&self, state: PaneState, now: Instant) -> bool {
+    fn is(&self, state: AwaitedState, now: Instant) -> bool {
         match state {
-            PaneState::Exited => self.gone || self.probe.activity == Activity::Exited,
-            PaneState::Bell => self.bell,
-            PaneState::Input => self.probe.activity == Activity::Input && self.waits_again(),
-            PaneState::Secret => self.probe.activity == Activity::Secret && self.waits_again(),
-            PaneState::Prompt => self.probe.activity == Activity::Prompt && self.waits_again(),
-            PaneState::Running => self.probe.activity == Activity::Running,
-            PaneState::Idle => now.saturating_duration_since(self.quiet_since) >= self.idle,
+            AwaitedState::Exited => self.gone || self.probe.activity == Activity::Exited,
+            AwaitedState::Bell => self.bell,
+            AwaitedState::Input => self.probe.activity == Activity::Input && self.waits_again(),
+            AwaitedState::Secret => self.probe.activity == Activity::Secret && self.waits_again(),
+            AwaitedState::Prompt => self.probe.activity == Activity::Prompt && self.waits_again(),
+            AwaitedState::Running => self.probe.activity == Activity::Running,
+            AwaitedState::Idle => now.saturating_duration_since(self.quiet_since) >= self.idle,
         }
     }
 
     /// The first wanted state that holds.
-    fn verdict(&self, now: Instant) -> Option<PaneState> {
+    fn verdict(&self, now: Instant) -> Option<AwaitedState> {
         ORDER
             .into_iter()
             .find(|s| self.wanted.has(*s) && self.is(*s, now))
@@ -347,7 +347,7 @@ enum Wake {
 }
 
 /// The pane's own output since the call began, for the bell and the tail.
-struct Stream {
+struct OwnOutput {
     cursor: u64,
     bell: BellScanner,
     view: LineView,
@@ -357,10 +357,10 @@ struct Stream {
     bytes: usize,
 }
 
-impl Stream {
+impl OwnOutput {
     /// Reads what is new; returns (bytes read, bells rung).
     fn read(&mut self, watch: &Watch) -> (usize, usize) {
-        let Stream {
+        let OwnOutput {
             cursor,
             bell,
             view,
@@ -391,7 +391,7 @@ impl Stream {
 /// [`Tracker`].
 struct Waiter {
     watch: Watch,
-    stream: Stream,
+    stream: OwnOutput,
     tracker: Tracker,
     /// The pane's process, and its prober (`None` once dead).
     pid: u32,
@@ -422,7 +422,7 @@ impl Waiter {
             Some(since) => Some(since::earlier(target, &watch, since, entry).await?),
             None => None,
         };
-        let stream = Stream {
+        let stream = OwnOutput {
             // The recording from `since` when it holds all of it, else from
             // after what was read back (tmux's view then is the start).
             cursor: match &earlier {
@@ -458,7 +458,7 @@ impl Waiter {
         if let Some(e) = &earlier {
             // The entry probe came after what was read back.
             let lines = e.complete + usize::from(e.writing);
-            tracker.answered = Some(Answer {
+            tracker.answered = Some(ProbeAnswer {
                 lines,
                 probed: lines >= 2,
             });
@@ -493,7 +493,7 @@ impl Waiter {
 
     /// Reads what is new, checks the pane after a structural event, probes
     /// when a settle point is due; returns the first wanted state that holds.
-    async fn look(&mut self, target: &Target) -> ToolResult<Option<PaneState>> {
+    async fn look(&mut self, target: &Target) -> ToolResult<Option<AwaitedState>> {
         self.watch.mark_seen();
         let now = Instant::now();
         let (bytes, rang) = self.stream.read(&self.watch);
@@ -504,7 +504,7 @@ impl Waiter {
         }
         self.tracker.bell |= rang > 0;
         if let Err(e) = self.watch.check_alive(target).await {
-            if !e.kind.is_pane_end() || !self.tracker.wanted.has(PaneState::Exited) {
+            if !e.kind.is_pane_end() || !self.tracker.wanted.has(AwaitedState::Exited) {
                 return Err(e);
             }
             self.tracker.gone = true;
@@ -555,7 +555,7 @@ impl Waiter {
         self.probe(target, Instant::now()).await;
     }
 
-    async fn result(&mut self, state: Option<PaneState>, pace: &Pace) -> WaitForStateResult {
+    async fn result(&mut self, state: Option<AwaitedState>, pace: &Pace) -> WaitForStateResult {
         let Waiter {
             tracker,
             stream,
@@ -574,9 +574,9 @@ impl Waiter {
             None => stream.tail.with_partial(stream.view.partial()),
         };
         let probe = &tracker.probe;
-        let exited = state == Some(PaneState::Exited);
+        let exited = state == Some(AwaitedState::Exited);
         WaitForStateResult {
-            state: state.map_or("timeout", PaneState::as_str).to_owned(),
+            state: state.map_or("timeout", AwaitedState::as_str).to_owned(),
             found: state.is_some(),
             activity: if exited {
                 "exited"
@@ -668,7 +668,7 @@ mod tests {
         }
     }
 
-    fn tracker(states: &[PaneState], idle_ms: u64, at: Instant, now: Activity) -> Tracker {
+    fn tracker(states: &[AwaitedState], idle_ms: u64, at: Instant, now: Activity) -> Tracker {
         let wanted = Wanted::new(Some(states)).unwrap();
         Tracker::new(wanted, Duration::from_millis(idle_ms), at, probe(now))
     }
@@ -677,7 +677,7 @@ mod tests {
     fn probes_run_at_the_settle_points_of_a_quiet_spell_then_stop() {
         let t0 = Instant::now();
         let ms = |n| t0 + Duration::from_millis(n);
-        let mut t = tracker(&[PaneState::Input], 1000, t0, Activity::Running);
+        let mut t = tracker(&[AwaitedState::Input], 1000, t0, Activity::Running);
         let mut at = Vec::new();
         while let Some(next) = t.next_probe() {
             at.push(next.duration_since(t0).as_millis());
@@ -696,7 +696,7 @@ mod tests {
     #[test]
     fn an_idle_shorter_than_a_settle_point_is_one_of_them() {
         let t0 = Instant::now();
-        let t = tracker(&[PaneState::Idle], 50, t0, Activity::Running);
+        let t = tracker(&[AwaitedState::Idle], 50, t0, Activity::Running);
         assert_eq!(
             t.points(),
             [20, 50, 100, 500].map(Duration::from_millis).to_vec()
@@ -707,20 +707,20 @@ mod tests {
     fn the_first_wanted_state_that_holds_wins() {
         let t0 = Instant::now();
         let all = [
-            PaneState::Prompt,
-            PaneState::Input,
-            PaneState::Exited,
-            PaneState::Idle,
-            PaneState::Bell,
+            AwaitedState::Prompt,
+            AwaitedState::Input,
+            AwaitedState::Exited,
+            AwaitedState::Idle,
+            AwaitedState::Bell,
         ];
         let mut t = tracker(&all, 1000, t0, Activity::Prompt);
-        assert_eq!(t.verdict(t0), Some(PaneState::Prompt), "true at entry");
+        assert_eq!(t.verdict(t0), Some(AwaitedState::Prompt), "true at entry");
         t.bell = true;
-        assert_eq!(t.verdict(t0), Some(PaneState::Bell));
+        assert_eq!(t.verdict(t0), Some(AwaitedState::Bell));
         t.gone = true;
-        assert_eq!(t.verdict(t0), Some(PaneState::Exited));
+        assert_eq!(t.verdict(t0), Some(AwaitedState::Exited));
         let mut t = tracker(
-            &[PaneState::Idle, PaneState::Input],
+            &[AwaitedState::Idle, AwaitedState::Input],
             1000,
             t0,
             Activity::Running,
@@ -728,7 +728,7 @@ mod tests {
         assert_eq!(t.verdict(t0 + Duration::from_millis(999)), None);
         assert_eq!(
             t.verdict(t0 + Duration::from_secs(1)),
-            Some(PaneState::Idle)
+            Some(AwaitedState::Idle)
         );
         t.output(t0 + Duration::from_millis(900));
         assert_eq!(
@@ -739,10 +739,10 @@ mod tests {
         t.probed(probe(Activity::Input), t0 + Duration::from_secs(1));
         assert_eq!(
             t.verdict(t0 + Duration::from_secs(1)),
-            Some(PaneState::Input)
+            Some(AwaitedState::Input)
         );
         // Running is never a state to wait for.
-        let t = tracker(&[PaneState::Prompt], 1000, t0, Activity::Running);
+        let t = tracker(&[AwaitedState::Prompt], 1000, t0, Activity::Running);
         assert_eq!(t.verdict(t0 + Duration::from_secs(60)), None);
     }
 
@@ -750,8 +750,8 @@ mod tests {
     fn since_a_start_waiting_counts_once_it_answered_and_was_probed_after() {
         let t0 = Instant::now();
         let ms = |n| t0 + Duration::from_millis(n);
-        let mut t = tracker(&[PaneState::Input], 1000, t0, Activity::Input);
-        t.answered = Some(Answer::default());
+        let mut t = tracker(&[AwaitedState::Input], 1000, t0, Activity::Input);
+        t.answered = Some(ProbeAnswer::default());
         assert_eq!(t.verdict(t0), None, "still reading the keys just sent");
         t.printed(1);
         assert_eq!(t.verdict(t0), None, "only the echo of the keys");
@@ -760,20 +760,20 @@ mod tests {
         t.probed(probe(Activity::Running), ms(40));
         assert_eq!(t.verdict(ms(40)), None, "answered, still running");
         t.probed(probe(Activity::Input), ms(60));
-        assert_eq!(t.verdict(ms(60)), Some(PaneState::Input));
+        assert_eq!(t.verdict(ms(60)), Some(AwaitedState::Input));
         // A probe from before the answer does not count.
-        let mut t = tracker(&[PaneState::Input], 1000, t0, Activity::Input);
-        t.answered = Some(Answer::default());
+        let mut t = tracker(&[AwaitedState::Input], 1000, t0, Activity::Input);
+        t.answered = Some(ProbeAnswer::default());
         t.printed(3);
         assert_eq!(t.verdict(t0), None);
         t.probed(probe(Activity::Input), ms(20));
-        assert_eq!(t.verdict(ms(20)), Some(PaneState::Input));
+        assert_eq!(t.verdict(ms(20)), Some(AwaitedState::Input));
     }
 
     #[test]
     fn observable_states_add_the_streams_own() {
         let t0 = Instant::now();
-        let mut t = tracker(&[PaneState::Bell], 1000, t0, Activity::Prompt);
+        let mut t = tracker(&[AwaitedState::Bell], 1000, t0, Activity::Prompt);
         assert_eq!(
             t.observable(),
             [
@@ -797,14 +797,14 @@ mod tests {
         );
         assert_eq!(t.verdict(t0), None);
         let t = tracker(
-            &[PaneState::Prompt, PaneState::Running],
+            &[AwaitedState::Prompt, AwaitedState::Running],
             1000,
             t0,
             Activity::Running,
         );
-        assert_eq!(t.verdict(t0), Some(PaneState::Running));
+        assert_eq!(t.verdict(t0), Some(AwaitedState::Running));
         let t = tracker(
-            &[PaneState::Prompt, PaneState::Running],
+            &[AwaitedState::Prompt, AwaitedState::Running],
             1000,
             t0,
             Activity::Secret,

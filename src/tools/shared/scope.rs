@@ -37,7 +37,7 @@ const CENSUS: &[&str] = &[
 
 /// One pane of the census.
 #[derive(Debug, Default)]
-struct Row {
+struct CensusRow {
     pane: PaneId,
     window: WindowId,
     session: SessionId,
@@ -47,12 +47,12 @@ struct Row {
     session_by: String,
 }
 
-impl Row {
-    fn parse(fields: &[String]) -> Option<Row> {
+impl CensusRow {
+    fn parse(fields: &[String]) -> Option<CensusRow> {
         let [pane, window, session, name, pane_by, window_by, session_by] = fields else {
             return None;
         };
-        Some(Row {
+        Some(CensusRow {
             pane: PaneId::parse(pane.as_bytes())?,
             window: WindowId::parse(window.as_bytes())?,
             session: SessionId::parse(session.as_bytes())?,
@@ -67,7 +67,7 @@ impl Row {
 /// What is outside `scope` on a server listed as `rows`, for the maker
 /// `maker`; `home` is the pane this MCP server runs in, when it runs on
 /// this server.
-fn fence_of(scope: Scope, rows: &[Row], maker: &str, home: Option<PaneId>) -> Fence {
+fn fence_of(scope: Scope, rows: &[CensusRow], maker: &str, home: Option<PaneId>) -> Fence {
     let home_session = match scope {
         Scope::Session => home.and_then(|h| rows.iter().find(|r| r.pane == h).map(|r| r.session)),
         _ => None,
@@ -164,9 +164,9 @@ impl App {
             Err(TmuxError::NoServer(_)) => Vec::new(),
             Err(e) => return Err(e.into()),
         };
-        let rows: Vec<Row> = format::records(&lines, CENSUS.len())
+        let rows: Vec<CensusRow> = format::records(&lines, CENSUS.len())
             .iter()
-            .filter_map(|r| Row::parse(r))
+            .filter_map(|r| CensusRow::parse(r))
             .collect();
         target.fence = Some(Arc::new(fence_of(scope, &rows, &maker, home)));
         Ok(())
@@ -282,8 +282,8 @@ fn names_outside(target: &Target, fence: &Fence, key: &str, raw: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn row(pane: &str, window: &str, session: &str, by: [&str; 3]) -> Row {
-        Row {
+    fn row(pane: &str, window: &str, session: &str, by: [&str; 3]) -> CensusRow {
+        CensusRow {
             pane: pane.parse().unwrap(),
             window: WindowId::parse(window.as_bytes()).unwrap(),
             session: SessionId::parse(session.as_bytes()).unwrap(),
@@ -296,7 +296,7 @@ mod tests {
 
     /// $0: the person's session, where the agent runs in %0, split %5 into
     /// @0 and made window @3; $1: the agent's session, where the person split %4.
-    fn server() -> Vec<Row> {
+    fn server() -> Vec<CensusRow> {
         vec![
             row("%0", "@0", "$0", ["", "", ""]),
             row("%1", "@1", "$0", ["", "", ""]),

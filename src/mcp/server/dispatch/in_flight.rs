@@ -9,7 +9,7 @@ use std::task::Poll;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Server, internal_error, panic_text};
+use super::{Dispatcher, internal_error, panic_text};
 use crate::mcp::jsonrpc::{Id, Response, RpcError};
 use crate::mcp::server::SHUTDOWN_GRACE;
 use crate::mcp::{BoxFuture, RequestGate};
@@ -39,7 +39,7 @@ pub(in crate::mcp::server) fn lock(
     map.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl Server {
+impl Dispatcher {
     /// Refuses an id that a request still in flight carries: its
     /// cancellation and answer would be ambiguous.
     pub(in crate::mcp::server) fn id_free(&self, id: &Id) -> Result<(), RpcError> {
