@@ -30,6 +30,7 @@
 
 use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
 use crate::panes::anchor;
+use crate::tmux::format::Schema;
 use crate::tmux::{Command, PaneId};
 
 /// Characters that end a shell's (or a REPL's) prompt when a space or the
@@ -39,8 +40,23 @@ const PROMPT_SIGNS: &[char] = &['$', '#', '%', '>', '❯', '»'];
 /// Most characters of the person's text a refusal repeats.
 const NAMED_CHARS: usize = 60;
 
-/// What the checks read of a pane.
-const FIELDS: &str = "#{cursor_x} #{cursor_y} #{pane_width} #{pane_in_mode} #{pane_mode}";
+/// What the checks read of a pane: its cursor and width, and its mode.
+#[derive(Default)]
+struct LineAt {
+    x: Option<usize>,
+    y: Option<usize>,
+    width: Option<usize>,
+    in_mode: bool,
+    mode: String,
+}
+
+const LINE_AT: Schema<LineAt> = Schema(&[
+    ("cursor_x", |a, v| a.x = v.parse().ok()),
+    ("cursor_y", |a, v| a.y = v.parse().ok()),
+    ("pane_width", |a, v| a.width = v.parse().ok()),
+    ("pane_in_mode", |a, v| a.in_mode = !v.is_empty() && v != "0"),
+    ("pane_mode", |a, v| a.mode = v.into()),
+]);
 
 /// Refuses input into `pane` when it is in a mode, or (`line`: the input
 /// is a line for a shell or REPL prompt) when the prompt's line holds text.
@@ -49,7 +65,7 @@ pub async fn check(target: &Target, pane: PaneId, line: bool) -> ToolResult<()> 
         Command::new("display-message")
             .flag("-p")
             .target(pane)
-            .arg(FIELDS),
+            .arg(LINE_AT.template()),
         // The visible screen, wrapped rows joined.
         Command::new("capture-pane")
             .flag("-p")
@@ -61,14 +77,15 @@ pub async fn check(target: &Target, pane: PaneId, line: bool) -> ToolResult<()> 
     let (Some(fields), Some(screen)) = (replies.next(), replies.next()) else {
         return Ok(());
     };
-    let fields = fields?;
-    let fields = fields.first().map(|f| String::from_utf8_lossy(f));
-    let fields: Vec<&str> = fields.as_deref().unwrap_or("").split(' ').collect();
-    let number = |i: usize| fields.get(i).and_then(|f| f.parse::<usize>().ok());
-    if number(3).is_some_and(|n| n > 0) {
-        return Err(in_mode(pane, fields.get(4).copied().unwrap_or("")));
+    let at = LINE_AT
+        .parse(&fields?)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    if at.in_mode {
+        return Err(in_mode(pane, &at.mode));
     }
-    let (Some(x), Some(y), Some(width)) = (number(0), number(1), number(2)) else {
+    let (Some(x), Some(y), Some(width)) = (at.x, at.y, at.width) else {
         return Ok(());
     };
     if !line {

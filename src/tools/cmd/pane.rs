@@ -14,6 +14,7 @@ use crate::drive::tail::trimmed_lines;
 use crate::panes::screen::Screen;
 use crate::picture;
 use crate::process::{self, Activity};
+use crate::tmux::format::Schema;
 use crate::tmux::version::Features;
 use crate::tmux::{Command, PaneId};
 use crate::tools::error::pane_not_found;
@@ -435,7 +436,38 @@ async fn snapshot_pane(
 }
 
 /// What the picture needs to know besides the screen.
-const PICTURE_FIELDS: &str = "#{pane_id}\t#{pane_width}\t#{pane_height}\t#{cursor_x}\t#{cursor_y}\t#{cursor_flag}\t#{pane_mode}\t#{scroll_position}\t#{copy_cursor_x}\t#{copy_cursor_y}\t#{alternate_on}";
+#[derive(Default)]
+struct PictureOf {
+    pane: Option<PaneId>,
+    width: usize,
+    height: usize,
+    cursor: (usize, usize),
+    cursor_shown: bool,
+    copy_mode: bool,
+    scrolled: usize,
+    copy_cursor: (usize, usize),
+    alternate: bool,
+}
+
+const PICTURE_OF: Schema<PictureOf> = Schema(&[
+    ("pane_id", |p, v| p.pane = PaneId::parse(v.as_bytes())),
+    ("pane_width", |p, v| p.width = v.parse().unwrap_or(0)),
+    ("pane_height", |p, v| p.height = v.parse().unwrap_or(0)),
+    ("cursor_x", |p, v| p.cursor.0 = v.parse().unwrap_or(0)),
+    ("cursor_y", |p, v| p.cursor.1 = v.parse().unwrap_or(0)),
+    ("cursor_flag", |p, v| p.cursor_shown = v == "1"),
+    ("pane_mode", |p, v| p.copy_mode = v == "copy-mode"),
+    ("scroll_position", |p, v| {
+        p.scrolled = v.parse().unwrap_or(0)
+    }),
+    ("copy_cursor_x", |p, v| {
+        p.copy_cursor.0 = v.parse().unwrap_or(0)
+    }),
+    ("copy_cursor_y", |p, v| {
+        p.copy_cursor.1 = v.parse().unwrap_or(0)
+    }),
+    ("alternate_on", |p, v| p.alternate = v == "1"),
+]);
 
 /// `snapshot_pane(format="png")`: the visible screen from one
 /// `capture-pane -e -p -N` (copy mode's view when the pane is in it), drawn
@@ -443,7 +475,7 @@ const PICTURE_FIELDS: &str = "#{pane_id}\t#{pane_width}\t#{pane_height}\t#{curso
 async fn picture(target: &Target, sel: &PaneSel) -> ToolResult<Snapshot> {
     let pane = lookup::resolve_pane(target, sel).await?;
     let mode_capture = Features::of(target.hub.version().await).mode_capture;
-    let info = display_pane(target, pane, PICTURE_FIELDS.into());
+    let info = display_pane(target, pane, PICTURE_OF.template());
     let capture = Command::new("capture-pane")
         .flag("-e")
         .flag("-p")
@@ -454,26 +486,17 @@ async fn picture(target: &Target, sel: &PaneSel) -> ToolResult<Snapshot> {
         capture
     };
     let (info, mut rows) = tokio::try_join!(info, target.run(capture.target(pane)))?;
-    let info = info
-        .first()
-        .map(|l| String::from_utf8_lossy(l).into_owned());
-    let fields: Vec<&str> = info.as_deref().unwrap_or("").split('\t').collect();
-    if fields.len() != 11 || PaneId::parse(fields[0].as_bytes()) != Some(pane) {
-        return Err(pane_not_found(&pane.to_string()));
-    }
-    let int = |i: usize| fields[i].parse::<usize>().unwrap_or(0);
-    let (width, height) = (int(1), int(2));
+    let of = own_record(pane, PICTURE_OF.parse(&info), |p| p.pane)?;
+    let (width, height, copy_mode) = (of.width, of.height, of.copy_mode);
     if width * height > picture::MAX_CELLS {
         return Err(ToolError::invalid(format!(
             "{pane} is {width}x{height}; a picture is at most {} cells",
             picture::MAX_CELLS
         )));
     }
-    let copy_mode = fields[6] == "copy-mode";
-    let scrolled = int(7);
-    if copy_mode && !mode_capture && scrolled > 0 {
+    if copy_mode && !mode_capture && of.scrolled > 0 {
         // The lines copy mode shows, from the history (no selection).
-        let top = -(scrolled as i64);
+        let top = -(of.scrolled as i64);
         let cmd = Command::new("capture-pane")
             .flag("-e")
             .flag("-p")
@@ -484,9 +507,9 @@ async fn picture(target: &Target, sel: &PaneSel) -> ToolResult<Snapshot> {
         rows = target.run(cmd.target(pane)).await?;
     }
     let cursor = if copy_mode {
-        Some((int(8), int(9)))
-    } else if fields[5] == "1" {
-        Some((int(3), int(4)))
+        Some(of.copy_cursor)
+    } else if of.cursor_shown {
+        Some(of.cursor)
     } else {
         None
     };
@@ -504,7 +527,7 @@ async fn picture(target: &Target, sel: &PaneSel) -> ToolResult<Snapshot> {
     }
     if copy_mode {
         caption += ", copy mode";
-    } else if fields[10] == "1" {
+    } else if of.alternate {
         caption += ", alternate screen";
     }
     Ok(Snapshot::Picture { png, caption })
