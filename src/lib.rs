@@ -19,7 +19,9 @@
 //!   [`tmux::socket::Address`]: a local socket, or a server on a configured
 //!   host, whose processes [`tmux::ssh`] runs over one shared ssh
 //!   connection. [`tmux::quiet`] pauses every pane nothing watches;
-//!   [`tmux::version`] is the one place behaviour differs by tmux release.
+//!   [`tmux::version`] is the one place behaviour differs by tmux release;
+//!   [`tmux::history`] models tmux's record of a pane's history (how it
+//!   numbers and trims rows), where a cursor's anchor is found again.
 //! - [`panes`]: sans-IO per-pane state, knowing nothing of tmux: the
 //!   output ring (absolute offsets, bounded), the line view (escapes
 //!   stripped, `\r` applied) waiters match, a waiter's [`panes::Follower`],

@@ -1,11 +1,11 @@
 //! The cursor a read hands back: where the next read of a pane starts
 //! (`capture_since`, `run_command`), in tmux's own terms (an anchored line,
-//! see [`crate::panes::anchor`]) and, for a command's output not yet paged,
+//! see [`crate::tmux::history`]) and, for a command's output not yet paged,
 //! as a span of this process's recording.
 
 use crate::drive::{ToolError, ToolResult};
-use crate::panes::anchor::Anchor;
 use crate::tmux::PaneId;
+use crate::tmux::history::Anchor;
 
 const CURSOR_PREFIX: &str = "tmux-mcp-cursor-v3";
 /// The format before anchors: still parsed, read as a cursor whose lines
@@ -15,7 +15,7 @@ const CURSOR_PREFIX_V2: &str = "tmux-mcp-cursor-v2";
 /// Where a previous call stopped, in tmux's own terms so that any later
 /// server process can read on: the pane, the tmux server (its pid), the
 /// pane's process (a respawn keeps the pane id, not the process) and the
-/// anchored line (see [`crate::panes::anchor`]). A command's output not
+/// anchored line (see [`crate::tmux::history`]). A command's output not
 /// yet paged is also named by its span in this process's recording.
 pub struct Cursor {
     pub pane: PaneId,

@@ -11,9 +11,9 @@
 
 use crate::drive::person::{self, Waited};
 use crate::drive::{Target, ToolResult};
-use crate::panes::anchor::{self, Anchor};
 use crate::panes::registry::InputMark;
 use crate::tmux::format::Schema;
+use crate::tmux::history::{self, Anchor};
 use crate::tmux::{Command, PaneId, TmuxError};
 
 /// What goes into a pane.
@@ -155,8 +155,8 @@ impl Standing {
     /// `None` on any doubt.
     fn anchor(&self, screen: &[Vec<u8>]) -> Option<(u32, u32, Anchor)> {
         let (history, cursor_y) = (self.history?, self.cursor_y?);
-        let lines = anchor::lines(screen, history, self.width?);
-        let at = anchor::before_cursor(&lines, history, cursor_y);
+        let lines = history::lines(screen, history, self.width?);
+        let at = history::before_cursor(&lines, history, cursor_y);
         Some((self.server?, self.pid?, at))
     }
 }

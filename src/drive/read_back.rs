@@ -5,8 +5,8 @@
 
 use crate::drive::error::pane_not_found;
 use crate::drive::{Target, ToolError, ToolResult};
-use crate::panes::anchor::{self, Anchor, Line, Located, SLACK};
 use crate::tmux::format::Schema;
+use crate::tmux::history::{self, Anchor, Line, Located, SLACK};
 use crate::tmux::{Command, PaneId};
 
 /// A pane's state as a read-back needs it: who it is (the tmux server's
@@ -116,7 +116,7 @@ async fn capture_from(
     };
     let (captured, after) = (captured?, parse_rows(&after?, id)?);
     let first = first_row(state, &after, from);
-    Ok((anchor::lines(&captured, first, after.width), after))
+    Ok((history::lines(&captured, first, after.width), after))
 }
 
 /// How uncertain the rows of a capture are because the pane's rows moved
@@ -156,7 +156,7 @@ pub async fn read_screen(target: &Target, id: PaneId) -> ToolResult<ReadBack> {
 async fn screen_of(target: &Target, id: PaneId, state: &PaneRows) -> ToolResult<ReadBack> {
     let (lines, rows) = capture_from(target, id, state, Some(state.history)).await?;
     Ok(ReadBack {
-        anchor: anchor::anchor_after(&lines, rows.history),
+        anchor: history::anchor_after(&lines, rows.history),
         lines,
         missed: false,
         missing: None,
@@ -192,9 +192,9 @@ async fn probe(
         return Ok(None);
     }
     for (&row, captured) in candidates.iter().zip(replies) {
-        let lines = anchor::lines(&captured?, row.saturating_sub(SLACK), state.width);
-        let slack = anchor::uncertainty(&lines);
-        if let anchor::Found::At { .. } = anchor::find_within(&lines, anchor, row, slack) {
+        let lines = history::lines(&captured?, row.saturating_sub(SLACK), state.width);
+        let slack = history::uncertainty(&lines);
+        if let history::Found::At { .. } = history::find_within(&lines, anchor, row, slack) {
             return Ok(Some(Some(row)));
         }
     }
@@ -238,10 +238,10 @@ pub async fn read_back(
         return Ok(screen);
     }
     let bottom = state.history + state.height;
-    let candidates = anchor::candidates(anchor.row, state.limit, state.history, bottom);
+    let candidates = history::candidates(anchor.row, state.limit, state.history, bottom);
     let expected = match candidates.as_slice() {
         // Not on its row and history not trimmed: cleared or rewritten.
-        [] if !anchor::trimmable(state.limit, state.history) => {
+        [] if !history::trimmable(state.limit, state.history) => {
             return Ok(lost(screen_of(target, id, &state).await?, None));
         }
         [] => None,
@@ -278,16 +278,17 @@ async fn near_row(
     let (lines, rows) = capture_from(target, id, state, Some(from)).await?;
     // Where it is now: rows of the old frame moved by what tmux trimmed
     // in between (nothing, or whole chunks).
-    let slack = anchor::uncertainty(&lines) + moved(state, &rows);
-    let chunk = anchor::trim_chunk(rows.limit);
-    let moves = if anchor::trimmable(rows.limit, rows.history) {
+    let slack = history::uncertainty(&lines) + moved(state, &rows);
+    let chunk = history::trim_chunk(rows.limit);
+    let moves = if history::trimmable(rows.limit, rows.history) {
         3
     } else {
         1
     };
     let looked = (0..moves).filter_map(|k| row.checked_sub(k * chunk));
     for r in looked {
-        if let anchor::Found::At { index, fresh } = anchor::find_within(&lines, anchor, r, slack) {
+        if let history::Found::At { index, fresh } = history::find_within(&lines, anchor, r, slack)
+        {
             let from = if fresh { index } else { index + 1 };
             return Ok(Some(ReadBack {
                 anchor: Anchor {
@@ -316,7 +317,7 @@ async fn all_new(
         anchor: Anchor::new(0, ""),
         lines: all,
         missed: true,
-        missing: Some(anchor::missing_after(anchor.row, state.limit)),
+        missing: Some(history::missing_after(anchor.row, state.limit)),
         rows,
     })
 }
@@ -330,8 +331,8 @@ async fn searched_whole(
     lost: impl Fn(ReadBack, Option<u64>) -> ReadBack,
 ) -> ToolResult<ReadBack> {
     let (all, rows) = capture_from(target, id, state, None).await?;
-    let slack = anchor::uncertainty(&all) + moved(state, &rows);
-    match anchor::locate(&all, anchor, rows.limit, rows.history, slack) {
+    let slack = history::uncertainty(&all) + moved(state, &rows);
+    match history::locate(&all, anchor, rows.limit, rows.history, slack) {
         Located::Found { from, dropped } => Ok(ReadBack {
             lines: all[from..].to_vec(),
             missed: false,
@@ -379,12 +380,12 @@ pub async fn anchor_at(
     let from = state.history.saturating_sub(state.height);
     let (lines, rows) = capture_from(target, id, &state, Some(from)).await?;
     let Some(text) = last.map(str::trim_end) else {
-        let anchor = anchor::before_cursor(&lines, rows.history, rows.cursor_y);
+        let anchor = history::before_cursor(&lines, rows.history, rows.cursor_y);
         return Ok((rows, anchor));
     };
     let anchor = match lines.iter().rev().find(|l| l.text == text) {
         Some(line) => Anchor::new(line.row, &line.text),
-        None => anchor::anchor_after(&lines, rows.history),
+        None => history::anchor_after(&lines, rows.history),
     };
     Ok((rows, anchor))
 }

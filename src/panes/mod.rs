@@ -6,7 +6,6 @@
 //! and where the bell rang ([`bell`]); a captured screen as styled cells
 //! ([`screen`]); whether a stretch of stream rewrote the screen ([`wipe`]). Nothing here knows tmux.
 
-pub mod anchor;
 pub mod attention;
 pub mod bell;
 pub mod follow;

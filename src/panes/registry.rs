@@ -16,10 +16,10 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use tokio::sync::watch;
 
-use super::anchor::Anchor;
 use super::attention::{FEED_EVENTS, Feed, Heard, Listen, Reason};
 use super::ring::Ring;
 use crate::ids::{PaneId, SessionId};
+use crate::tmux::history::Anchor;
 
 /// Output after this much silence starts a new quiet spell: the attention
 /// feed is nudged so a waiter schedules the spell's settle points.

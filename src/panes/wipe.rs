@@ -2,7 +2,7 @@
 //! already showed, sans-IO: a `clear`, a cursor-home or cursor-up redraw.
 //!
 //! tmux's history and screen are the record a cursor is read back from
-//! ([`super::anchor`]); after such a sequence that record may no longer
+//! ([`crate::tmux::history`]); after such a sequence that record may no longer
 //! hold what was printed (`clear` sends `ESC [ 3 J`, which drops the
 //! history, and a redraw overwrites rows in place), and a line proved by
 //! its text (a prompt) may be an equal line printed later. The stream

@@ -9,6 +9,7 @@ pub mod control;
 pub mod door;
 pub mod error;
 pub mod format;
+pub mod history;
 pub mod hosts;
 pub mod hub;
 pub mod hubs;

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use crate::pane_clean_live::{at_prompt, shell_pane, transcript};
 use crate::support::{BOUND, PrivateTmux, err, ok, shell_installed};
 use tmux_mcp::drive::cursor::Cursor;
-use tmux_mcp::panes::anchor::{self, Anchor};
 use tmux_mcp::process::{self, Activity};
+use tmux_mcp::tmux::history::{self, Anchor};
 
 /// Each shell by the name tmux reports, with a one-character prompt and
 /// no user config.
@@ -340,8 +340,8 @@ fn anchor_now(tmux: &PrivateTmux, pane: &str) -> Anchor {
         .collect();
     let captured = tmux.cmd(&["capture-pane", "-p", "-J", "-S", "-", "-E", "-", "-t", pane]);
     let captured: Vec<Vec<u8>> = captured.lines().map(|l| l.as_bytes().to_vec()).collect();
-    let lines = anchor::lines(&captured, 0, rows[2] as usize);
-    anchor::before_cursor(&lines, rows[0], rows[1])
+    let lines = history::lines(&captured, 0, rows[2] as usize);
+    history::before_cursor(&lines, rows[0], rows[1])
 }
 
 /// A command that printed nothing has its cursor's anchor told from its

@@ -29,8 +29,8 @@
 //! purpose (`C-u`, completion, a word at a time).
 
 use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
-use crate::panes::anchor;
 use crate::tmux::format::Schema;
+use crate::tmux::history;
 use crate::tmux::{Command, PaneId};
 
 /// Characters that end a shell's (or a REPL's) prompt when a space or the
@@ -91,7 +91,7 @@ pub async fn check(target: &Target, pane: PaneId, line: bool) -> ToolResult<()> 
     if !line {
         return Ok(());
     }
-    let lines = anchor::lines(&screen?, 0, width);
+    let lines = history::lines(&screen?, 0, width);
     let Some(on) = lines.iter().rev().find(|l| l.row <= y as u64) else {
         return Ok(());
     };

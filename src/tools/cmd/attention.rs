@@ -17,7 +17,7 @@
 //! (`prompt`), a process that ended (`exited`), silence of `idle_ms` after
 //! output (`idle`, only when asked for).
 //!
-//! The panes stay armed for [`LINGER`] after a call returns (streamed,
+//! The panes stay armed for [`LINGER`](crate::drive::attention::LINGER) after a call returns (streamed,
 //! their stream listened to), and a keeper task looks at them as a
 //! waiting call would, so events between two calls are kept (a command
 //! that ran and ended while no call waited is a `prompt`); the next call
