@@ -44,6 +44,11 @@ pub async fn probe_pane(prober: &mut Option<Prober>) -> Probe {
     }
 }
 
+/// One probe of process `pid` on terminal `tty`, off the async threads.
+pub async fn probe_once(pid: u32, tty: &str) -> Probe {
+    probe_pane(&mut Some(Prober::new(pid).with_tty(tty))).await
+}
+
 /// Where the OS says nothing but that the process lives (no `/proc`, or
 /// a pane on another host), what tmux says: the foreground command
 /// (`pane_current_command`) is the pane's shell (`default-shell`) at a

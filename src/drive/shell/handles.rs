@@ -899,9 +899,8 @@ impl Waiting<'_> {
         reader: &mut Reader,
         output: &mut HeadTail,
     ) -> ToolResult<bool> {
-        let activity = crate::process::Prober::new(self.record.pid)
-            .with_tty(&watch.tty)
-            .probe()
+        let activity = probe::probe_once(self.record.pid, &watch.tty)
+            .await
             .activity;
         if activity != crate::process::Activity::Prompt {
             return Ok(false);

@@ -8,9 +8,10 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::drive::pane::pane_now;
+use crate::drive::probe::probe_once;
 use crate::drive::watch::Watch;
 use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
-use crate::process::{self, Activity};
+use crate::process::Activity;
 
 /// Shells whose syntax run_command speaks (POSIX, or fish), by the name
 /// tmux reports as the pane's current command.
@@ -38,13 +39,10 @@ pub async fn await_shell(watch: &mut Watch, target: &Target) -> ToolResult<()> {
     let deadline = Instant::now() + SHELL_WAIT;
     while !is_shell(&watch.command) {
         let left = deadline.saturating_duration_since(Instant::now());
-        let reading = watch.pid != 0
-            && target.hub.local_socket().is_some()
+        let local = watch.pid != 0 && target.hub.local_socket().is_some();
+        let reading = local
             && matches!(
-                process::Prober::new(watch.pid)
-                    .with_tty(&watch.tty)
-                    .probe()
-                    .activity,
+                probe_once(watch.pid, &watch.tty).await.activity,
                 Activity::Input | Activity::Secret
             );
         if left.is_zero() || reading {
@@ -99,8 +97,10 @@ const WAITS_FOR_INPUT: &str = "the command is waiting for input: answer with sen
 pub async fn after_timeout(target: &Target, watch: &Watch, live: bool) -> (PaneState, String) {
     // A remote pane's pid is not this machine's: tmux's view only.
     let local = target.hub.local_socket().is_some();
-    let probe = (local && watch.pid != 0)
-        .then(|| process::Prober::new(watch.pid).with_tty(&watch.tty).probe());
+    let probe = match local && watch.pid != 0 {
+        true => Some(probe_once(watch.pid, &watch.tty).await),
+        false => None,
+    };
     let (activity, foreground) = match probe {
         Some(p) => (Some(p.activity), p.foreground_command),
         None => (None, None),

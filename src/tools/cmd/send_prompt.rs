@@ -35,6 +35,7 @@ use crate::config::Config;
 use crate::drive::input::{self, Input};
 use crate::drive::pace::{Pace, Woke, elapsed_seconds};
 use crate::drive::person;
+use crate::drive::probe::probe_pane;
 use crate::drive::shell::{line, state};
 use crate::drive::watch::Watch;
 use crate::process::{Activity, Prober};
@@ -205,9 +206,9 @@ async fn until_reading(
     if target.hub.local_socket().is_none() || watch.pid == 0 {
         return None;
     }
-    let mut prober = Prober::new(watch.pid).with_tty(&watch.tty);
+    let mut prober = Some(Prober::new(watch.pid).with_tty(&watch.tty));
     loop {
-        let probe = prober.probe();
+        let probe = probe_pane(&mut prober).await;
         match probe.activity {
             Activity::Prompt | Activity::Input | Activity::Secret => return None,
             Activity::Exited => {
