@@ -127,7 +127,7 @@ impl Sentry {
         let prober =
             (!dead && local && watch.pid != 0).then(|| Prober::new(watch.pid).with_tty(&watch.tty));
         Ok(Sentry {
-            seen: watch.end(),
+            seen: watch.follower().end(),
             watch,
             place,
             prober,
@@ -173,10 +173,10 @@ impl Sentry {
         let feed = target.hub.panes().attention();
         let id = self.watch.id;
         let now = Instant::now();
-        let end = self.watch.end();
+        let end = self.watch.follower().end();
         if end != self.seen {
             self.seen = end;
-            let last = self.watch.pane().lock().last_output;
+            let last = self.watch.follower().pane().lock().last_output;
             self.spell = Some(last.map_or(now, Instant::from_std).min(now));
             self.passed = 0;
             self.idled = false;
@@ -190,7 +190,7 @@ impl Sentry {
         // A program that just printed is not waiting for anything yet: the
         // probe is believed only once output settled (as wait_for_state's
         // settle points). A pane tmux paused for a flood prints on.
-        let settled = !self.watch.pane().lock().paused
+        let settled = !self.watch.follower().pane().lock().paused
             && self
                 .spell
                 .is_none_or(|spell| now.saturating_duration_since(spell) >= SETTLE[0]);
@@ -201,7 +201,7 @@ impl Sentry {
                 probe_pane(&mut self.prober).await
             };
             let probe = with_tmux_command(target, id, probe).await;
-            if self.watch.end() != self.seen {
+            if self.watch.follower().end() != self.seen {
                 // Output during the probe: the next look starts a spell.
                 return Ok(());
             }

@@ -126,7 +126,7 @@ fn unbroken(watch: &Watch, epoch: u64, at: u64, entry: u64) -> Option<u64> {
     if watch.epoch() != epoch || at > entry {
         return None;
     }
-    let state = watch.pane().lock();
+    let state = watch.follower().pane().lock();
     let ring = &state.ring;
     let whole = at >= ring.start() && ring.gaps_between(at, entry + 1).next().is_none();
     whole.then_some(at)

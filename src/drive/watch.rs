@@ -14,7 +14,6 @@
 //! and streams as soon as a slot frees; the late start is a gap, after
 //! which the screen's new rows are matched.
 
-use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -86,6 +85,16 @@ pub struct Geometry {
 }
 
 impl Watch {
+    /// What the watch has read of the pane's recording, and reads next:
+    /// its [`Follower`].
+    pub fn follower(&self) -> &Follower {
+        &self.follower
+    }
+
+    pub fn follower_mut(&mut self) -> &mut Follower {
+        &mut self.follower
+    }
+
     /// Starts (or joins) the recording of `id`'s output.
     pub async fn start(target: &Target, id: PaneId) -> ToolResult<Watch> {
         Watch::begin(target, id, Begin::Streamed).await
@@ -256,7 +265,7 @@ impl Watch {
                 }
             }
         };
-        let position = position.unwrap_or_else(|| self.end());
+        let position = position.unwrap_or_else(|| self.follower().end());
         Ok((trimmed_lines(&lines), position))
     }
 
@@ -375,20 +384,6 @@ impl Watch {
         }
         self.process_gone = crate::process::has_ended(self.pid);
         self.process_gone
-    }
-}
-
-/// A watch reads and marks what it has seen as its [`Follower`] does.
-impl Deref for Watch {
-    type Target = Follower;
-    fn deref(&self) -> &Follower {
-        &self.follower
-    }
-}
-
-impl DerefMut for Watch {
-    fn deref_mut(&mut self) -> &mut Follower {
-        &mut self.follower
     }
 }
 

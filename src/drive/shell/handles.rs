@@ -600,8 +600,8 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
     let mut pane_exited = local && pane_exit.is_none() && process::has_ended(record.pid);
     let mut synced = false;
     loop {
-        watch.mark_seen();
-        reader.read(&watch, &mut nothing);
+        watch.follower_mut().mark_seen();
+        reader.read(watch.follower(), &mut nothing);
         if let Some(from) = reader.output_from() {
             commands.update(&id, |r| {
                 r.output_from.get_or_insert(from);
@@ -752,7 +752,7 @@ async fn start_watching(
     match Watch::start(target, record.pane).await {
         Ok(watch) if adopted && watch.pid == record.pid => {
             // Followed from now on: output from here is its own.
-            let now = watch.end();
+            let now = watch.follower().end();
             commands.update(id, |r| {
                 r.adopted = false;
                 r.epoch = watch.epoch();
@@ -813,13 +813,13 @@ impl Waiting<'_> {
         };
         // Its output was read to its end already.
         if record.ended && record.end_at.is_some_and(|at| record.returned >= at) {
-            watch.mark_seen();
+            watch.follower_mut().mark_seen();
             return done(false);
         }
         let mut read_options = None;
         loop {
-            watch.mark_seen();
-            reader.read(watch, output);
+            watch.follower_mut().mark_seen();
+            reader.read(watch.follower(), output);
             if let Some(from) = reader.output_from() {
                 commands.update(id, |r| {
                     r.output_from.get_or_insert(from);
@@ -841,7 +841,7 @@ impl Waiting<'_> {
                 return match now.and_then(|r| r.end_at) {
                     // The follower read its end since: read up to it.
                     Some(_) if ended => {
-                        reader.read(watch, output);
+                        reader.read(watch.follower(), output);
                         done(false)
                     }
                     _ => done(ended),
@@ -908,7 +908,7 @@ impl Waiting<'_> {
         // A round trip on the streaming client: what the shell printed
         // before it read the terminal is recorded by its reply.
         watch.capture(&[]).await?;
-        reader.read(watch, output);
+        reader.read(watch.follower(), output);
         let (at, status) = reader
             .ended()
             .map_or((None, Some(128 + i64::from(signal))), |(at, status)| {

@@ -37,9 +37,9 @@ pub async fn prompt_drawn(watch: &mut Watch, target: &Target) -> ToolResult<()> 
         return Ok(());
     }
     let started = Instant::now();
-    watch.mark_seen();
+    watch.follower_mut().mark_seen();
     while started.elapsed() < PROMPT_WAIT && watch.changed(QUIET).await {
-        watch.mark_seen();
+        watch.follower_mut().mark_seen();
     }
     watch.refresh_geometry(target).await
 }
@@ -65,7 +65,7 @@ async fn busy_shell_waited(watch: &mut Watch, target: &Target) -> bool {
             return waited;
         }
         waited = true;
-        watch.mark_seen();
+        watch.follower_mut().mark_seen();
         watch.changed(BUSY_SHELL_LOOK).await;
     }
 }
@@ -85,17 +85,19 @@ pub async fn await_prompt(watch: &mut Watch, after_end: u64) {
     let mut scanner = OscScanner::new(&[MARKS]);
     let (mut text, mut marked) = (false, false);
     loop {
-        watch.mark_seen();
-        watch.read_raw(&mut cursor, &mut |at, chunk, gap| {
-            if gap {
-                scanner.reset();
-                view.reset();
-            }
-            scanner.scan(at, chunk, &mut |piece| match piece {
-                Piece::Text(_, bytes) => view.feed(bytes, &mut |_| text = true),
-                Piece::Osc(osc) => marked |= Mark::of(&osc) == Some(Mark::Input),
+        watch.follower_mut().mark_seen();
+        watch
+            .follower()
+            .read_raw(&mut cursor, &mut |at, chunk, gap| {
+                if gap {
+                    scanner.reset();
+                    view.reset();
+                }
+                scanner.scan(at, chunk, &mut |piece| match piece {
+                    Piece::Text(_, bytes) => view.feed(bytes, &mut |_| text = true),
+                    Piece::Osc(osc) => marked |= Mark::of(&osc) == Some(Mark::Input),
+                });
             });
-        });
         text |= !view.partial().is_empty();
         if marked || (width > 0 && columns(view.before_cursor()) >= width) {
             return;
@@ -122,22 +124,24 @@ fn columns(line: &[u8]) -> usize {
 /// shows no marks, and the wrapper is typed; so does one with output lost
 /// after the marks (another shell may have started unseen).
 pub fn shell_marks_prompt(watch: &Watch) -> bool {
-    let end = watch.end();
+    let end = watch.follower().end();
     let mut cursor = end.saturating_sub(MARKS_LOOKBACK);
     let mut scanner = OscScanner::new(&[MARKS]);
     let mut marks = MarkHistory::default();
-    watch.read_raw(&mut cursor, &mut |at, chunk, gap| {
-        if gap {
-            // Unseen output may have started another shell since.
-            scanner.reset();
-            marks = MarkHistory::default();
-        }
-        scanner.scan(at, chunk, &mut |piece| {
-            if let Piece::Osc(osc) = piece {
-                marks.see(&osc);
+    watch
+        .follower()
+        .read_raw(&mut cursor, &mut |at, chunk, gap| {
+            if gap {
+                // Unseen output may have started another shell since.
+                scanner.reset();
+                marks = MarkHistory::default();
             }
+            scanner.scan(at, chunk, &mut |piece| {
+                if let Piece::Osc(osc) = piece {
+                    marks.see(&osc);
+                }
+            });
         });
-    });
     marks.at_marked_prompt()
 }
 

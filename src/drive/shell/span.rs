@@ -232,8 +232,8 @@ pub async fn collect(
     // Bytes of output fed since the last newline.
     let mut since_newline = 0;
     loop {
-        watch.mark_seen();
-        let info = watch.read_raw(cursor, &mut |at, chunk, gap| {
+        watch.follower_mut().mark_seen();
+        let info = watch.follower().read_raw(cursor, &mut |at, chunk, gap| {
             if gap && span.output_from.is_some() {
                 view.reset();
             }

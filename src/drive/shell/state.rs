@@ -48,7 +48,7 @@ pub async fn await_shell(watch: &mut Watch, target: &Target) -> ToolResult<()> {
         if left.is_zero() || reading {
             return Err(not_a_shell(watch));
         }
-        watch.mark_seen();
+        watch.follower_mut().mark_seen();
         watch.changed(left).await;
         watch.refresh_geometry(target).await?;
     }

@@ -195,7 +195,7 @@ async fn type_command(
         (Delimiters::Markers(nonce.clone()), line)
     };
     watch.unpaused(target).await?;
-    let cursor = watch.end();
+    let cursor = watch.follower().end();
     // The line and its Enter (`\r`, the byte the Enter key sends) in one
     // command: a round trip less.
     input::send(target, &waited, Input::Line(&line)).await?;
@@ -359,7 +359,9 @@ fn cursor_after(
         output: paged.then(|| OutputSpan {
             epoch: watch.epoch(),
             offset: from,
-            stop: span.ended.map_or_else(|| watch.end(), |(at, _)| at),
+            stop: span
+                .ended
+                .map_or_else(|| watch.follower().end(), |(at, _)| at),
         }),
     };
     Some(cursor.encode())

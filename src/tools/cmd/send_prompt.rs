@@ -167,7 +167,7 @@ async fn send_prompt(
         settle(&mut watch).await;
         let typed = Typed::find(&args.text, &screen(&target, pane).await?);
         for attempt in 1..=ATTEMPTS {
-            let before = watch.end();
+            let before = watch.follower().end();
             input::send(&target, &cleared, Input::Enter).await?;
             if took(&mut watch, &target, typed.as_ref(), before).await? {
                 return Ok(Some(attempt));
@@ -353,17 +353,19 @@ async fn took(
     let mut scan = PasteOff::default();
     loop {
         // Output past what was judged, or the bound.
-        while watch.end() <= seen {
+        while watch.follower().end() <= seen {
             let left = bound.saturating_duration_since(tokio::time::Instant::now());
             let woke = !left.is_zero() && watch.changed(left).await;
-            if !woke && watch.end() <= seen {
+            if !woke && watch.follower().end() <= seen {
                 return Ok(false);
             }
         }
         let Some(typed) = typed else { return Ok(true) };
         while tokio::time::Instant::now() < bound && watch.changed(REDRAWN).await {}
-        seen = watch.end();
-        watch.read_raw(&mut cursor, &mut |_, chunk, _| scan.feed(chunk));
+        seen = watch.follower().end();
+        watch
+            .follower()
+            .read_raw(&mut cursor, &mut |_, chunk, _| scan.feed(chunk));
         if scan.seen || typed.taken(&screen(target, watch.id).await?) {
             return Ok(true);
         }

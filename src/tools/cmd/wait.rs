@@ -315,7 +315,7 @@ impl TextScan {
                 tail.push(line.as_bytes());
             }
         }
-        let info = watch.read_screens(
+        let info = watch.follower().read_screens(
             &mut self.cursor,
             view,
             &mut self.in_alternate,
@@ -410,7 +410,7 @@ async fn wait_for_text(
     // before a streaming slot is free.
     let mut watch = Watch::start_deferrable(&target, id).await?;
     watch.tolerate_gaps();
-    watch.mark_seen();
+    watch.follower_mut().mark_seen();
     let (screen, cursor) = watch.capture(&["-J"]).await?;
     let mut scan = TextScan::new(patterns, screen, cursor, watch.alternate_at_start);
     if let Some(since) = &since {
@@ -422,7 +422,7 @@ async fn wait_for_text(
     // output counts as new.
     pace.report_start("armed");
     loop {
-        watch.mark_seen();
+        watch.follower_mut().mark_seen();
         if let Some(verdict) = scan.step(&mut watch, &target).await? {
             return Ok(scan.result(verdict, watch.id, &pace));
         }

@@ -369,7 +369,7 @@ impl OwnOutput {
             ..
         } = self;
         let mut rang = 0;
-        let info = watch.read_raw(cursor, &mut |_, chunk, gap| {
+        let info = watch.follower().read_raw(cursor, &mut |_, chunk, gap| {
             if gap {
                 bell.reset();
                 view.reset();
@@ -416,8 +416,8 @@ impl Waiter {
         since: Option<&Since>,
     ) -> ToolResult<Waiter> {
         let mut watch = watch_pane(target, sel).await?;
-        watch.mark_seen();
-        let entry = watch.end();
+        watch.follower_mut().mark_seen();
+        let entry = watch.follower().end();
         let earlier = match since {
             Some(since) => Some(since::earlier(target, &watch, since, entry).await?),
             None => None,
@@ -426,7 +426,7 @@ impl Waiter {
             // The recording from `since` when it holds all of it, else from
             // after what was read back (tmux's view then is the start).
             cursor: match &earlier {
-                Some(e) => e.from.unwrap_or_else(|| watch.end()),
+                Some(e) => e.from.unwrap_or_else(|| watch.follower().end()),
                 None => entry,
             },
             bell: BellScanner::new(),
@@ -494,7 +494,7 @@ impl Waiter {
     /// Reads what is new, checks the pane after a structural event, probes
     /// when a settle point is due; returns the first wanted state that holds.
     async fn look(&mut self, target: &Target) -> ToolResult<Option<AwaitedState>> {
-        self.watch.mark_seen();
+        self.watch.follower_mut().mark_seen();
         let now = Instant::now();
         let (bytes, rang) = self.stream.read(&self.watch);
         if bytes > 0 {
