@@ -36,6 +36,7 @@ use crate::ids::PaneId;
 use crate::panes::LineView;
 use crate::panes::follow::Follower;
 use crate::process::{self, ExitWatch};
+use crate::tmux::format::Schema;
 use crate::tmux::{Command, TmuxError};
 
 /// Finished commands kept for `list_commands` (running ones are all kept).
@@ -293,11 +294,11 @@ pub async fn refresh(target: &Target) -> ToolResult<()> {
 async fn refresh_server(server: &Server) -> Result<(), TmuxError> {
     let list = Command::new("list-panes")
         .flag("-a")
-        .opt("-F", row_format());
-    let rows = server.hub.run(&list).await?;
+        .opt("-F", HANDLE_ROW.template());
+    let rows = HANDLE_ROW.parse(&server.hub.run(&list).await?);
     let mut ended = take_over(server, &rows);
     // A pane the server does not list is gone, its command with it.
-    let listed: HashSet<PaneId> = rows.iter().filter_map(|row| row_pane(row)).collect();
+    let listed: HashSet<PaneId> = rows.iter().filter_map(|row| row.pane).collect();
     for record in server.commands.list() {
         if !record.ended && !listed.contains(&record.pane) {
             ended.push((record.id, End::Pane(PaneEnd::Gone)));
@@ -315,9 +316,9 @@ async fn refresh_pane(target: &Target, pane: PaneId) {
     let row = Command::new("display-message")
         .flag("-p")
         .target(pane)
-        .arg(row_format());
+        .arg(HANDLE_ROW.template());
     if let Ok(rows) = target.run(row).await {
-        for (id, end) in take_over(&target.server, &rows) {
+        for (id, end) in take_over(&target.server, &HANDLE_ROW.parse(&rows)) {
             end_command(&target.server, &id, None, end).await;
         }
     }
@@ -373,48 +374,46 @@ pub async fn at_exit(server: &Server) {
 
 /// One pane's row for [`refresh`]: its id and process, whether it is
 /// dead, and the two handle options.
-fn row_format() -> String {
-    format!("#{{pane_id}}\t#{{pane_pid}}\t#{{pane_dead}}\t#{{{START_OPTION}}}\t#{{{END_OPTION}}}")
+#[derive(Default)]
+struct HandleRow {
+    pane: Option<PaneId>,
+    pid: u32,
+    dead: bool,
+    start: String,
+    end: String,
 }
 
-/// The pane a [`row_format`] row is of.
-fn row_pane(row: &[u8]) -> Option<PaneId> {
-    PaneId::parse(row.split(|&b| b == b'\t').next()?)
-}
+const HANDLE_ROW: Schema<HandleRow> = Schema(&[
+    ("pane_id", |r, v| r.pane = PaneId::parse(v.as_bytes())),
+    ("pane_pid", |r, v| r.pid = v.parse().unwrap_or(0)),
+    ("pane_dead", |r, v| r.dead = v == "1"),
+    (START_OPTION, |r, v| r.start = v.into()),
+    (END_OPTION, |r, v| r.end = v.into()),
+]);
 
 /// Takes over the handles `rows` name. Returns those to end, with their
 /// status: whose end the rows record, or whose pane was respawned or
 /// died (status unknown).
-fn take_over(server: &Server, rows: &[Vec<u8>]) -> Vec<(String, End)> {
+fn take_over(server: &Server, rows: &[HandleRow]) -> Vec<(String, End)> {
     let commands = &server.commands;
     let mut ended = Vec::new();
     for row in rows {
-        let mut fields = row.split(|&b| b == b'\t');
-        let (Some(pane), Some(pid), Some(dead), Some(start), end) = (
-            fields.next().and_then(PaneId::parse),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next().unwrap_or_default(),
-        ) else {
+        let Some(pane) = row.pane else {
             continue;
         };
-        let pid: u32 = std::str::from_utf8(pid)
-            .ok()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
-        if let Some(found) = Record::from_recorded(pane, start)
+        let pid = row.pid;
+        if let Some(found) = Record::from_recorded(pane, row.start.as_bytes())
             && found.pid == pid
             && commands.get(&found.id).is_none()
         {
             commands.add(found);
         }
         for (id, started_in) in commands.running_in(pane) {
-            if let Some(status) = recorded_end(end, &id) {
+            if let Some(status) = recorded_end(row.end.as_bytes(), &id) {
                 ended.push((id, End::Status(status)));
             } else if started_in != pid {
                 ended.push((id, End::Pane(PaneEnd::Respawned)));
-            } else if dead == b"1" {
+            } else if row.dead {
                 ended.push((id, End::Pane(PaneEnd::Exited)));
             }
         }
