@@ -6,6 +6,7 @@
 
 use tokio::sync::OwnedMutexGuard;
 
+use crate::tmux::format::Schema;
 use crate::tmux::{Command, SessionId, WindowId};
 use crate::tools::shared::guard::Doomed;
 use crate::tools::{Target, ToolResult};
@@ -44,9 +45,8 @@ pub async fn unzoom_doomed(target: &Target, doomed: Doomed) -> ToolResult<Option
     // One row per link of a window into a session, every session's.
     let list = Command::new("list-windows")
         .flag("-a")
-        .opt("-F", "#{session_id} #{window_id} #{window_zoomed_flag}");
-    let lines = target.run(list).await?;
-    let links: Vec<Link> = lines.iter().filter_map(|l| Link::parse(l)).collect();
+        .opt("-F", LINKS.template());
+    let links = links(&target.run(list).await?);
     for window in zoomed_and_doomed(&links, doomed) {
         // `-Z` toggles: the window is zoomed, so this unzooms it.
         let unzoom = Command::new("resize-pane").flag("-Z").target(window);
@@ -63,19 +63,33 @@ struct Link {
     zoomed: bool,
 }
 
-impl Link {
-    /// `$S @W 0|1`; `None` for a line that is not that.
-    fn parse(line: &[u8]) -> Option<Link> {
-        let mut fields = line.split(|b| *b == b' ');
-        let session = SessionId::parse(fields.next()?)?;
-        let window = WindowId::parse(fields.next()?)?;
-        let zoomed = fields.next()? == b"1";
+/// What `list-windows -a` says of a link.
+#[derive(Default)]
+struct LinkRow {
+    session: Option<SessionId>,
+    window: Option<WindowId>,
+    zoomed: bool,
+}
+
+const LINKS: Schema<LinkRow> = Schema(&[
+    ("session_id", |l, v| {
+        l.session = SessionId::parse(v.as_bytes())
+    }),
+    ("window_id", |l, v| l.window = WindowId::parse(v.as_bytes())),
+    ("window_zoomed_flag", |l, v| l.zoomed = v == "1"),
+]);
+
+/// The links of a `list-windows -a` reply; a row that is not one is
+/// skipped.
+fn links(reply: &[Vec<u8>]) -> Vec<Link> {
+    let link = |r: LinkRow| {
         Some(Link {
-            session,
-            window,
-            zoomed,
+            session: r.session?,
+            window: r.window?,
+            zoomed: r.zoomed,
         })
-    }
+    };
+    LINKS.parse(reply).into_iter().filter_map(link).collect()
 }
 
 /// The zoomed windows `doomed` destroys, each once: every one for the
@@ -106,17 +120,20 @@ fn zoomed_and_doomed(links: &[Link], doomed: Doomed) -> Vec<WindowId> {
 mod tests {
     use super::*;
 
-    fn links(text: &str) -> Vec<Link> {
-        text.lines()
-            .filter_map(|l| Link::parse(l.as_bytes()))
-            .collect()
+    /// The reply tmux prints for `text`'s rows (`␞` between fields, `␟`
+    /// after each row).
+    fn listed(text: &str) -> Vec<Link> {
+        let rows = text
+            .lines()
+            .map(|l| l.replace(' ', "\u{241E}") + "\u{241F}");
+        links(&rows.map(String::into_bytes).collect::<Vec<_>>())
     }
 
     #[test]
     fn a_session_destroys_the_zoomed_windows_no_other_session_holds() {
         // @1 zoomed, only in $0 (twice); @2 zoomed, also in $1; @3 not
         // zoomed; @4 zoomed, only in $1.
-        let all = links("$0 @1 1\n$0 @1 1\n$0 @2 1\n$1 @2 1\n$0 @3 0\n$1 @4 1\n");
+        let all = listed("$0 @1 1\n$0 @1 1\n$0 @2 1\n$1 @2 1\n$0 @3 0\n$1 @4 1\n");
         let id = WindowId;
         assert_eq!(
             zoomed_and_doomed(&all, Doomed::Session(SessionId(0))),
@@ -136,9 +153,9 @@ mod tests {
     #[test]
     fn lines_that_are_not_links_are_skipped() {
         for bad in ["", "$0 @1", "$x @1 1", "$0 %1 1", "@1 $0 1", "\u{ff}"] {
-            assert_eq!(Link::parse(bad.as_bytes()), None, "{bad:?}");
+            assert_eq!(listed(bad), [], "{bad:?}");
         }
-        let link = Link::parse(b"$2 @7 1").expect("a link");
+        let link = listed("$2 @7 1")[0];
         assert!(link.zoomed && link.window == WindowId(7));
     }
 }
