@@ -63,6 +63,7 @@ use super::child::LocalTmux;
 use super::connection::quiet::Lease;
 use super::connection::{Connection, Observer, Role, Setup};
 use super::door::Door;
+use super::format::Schema;
 use super::oneshot::OneShot;
 use super::output::Notices;
 use super::pipe::Transport;
@@ -783,25 +784,14 @@ impl Hub {
     /// notes which server this is (see [`Hub::same_server`]) and its
     /// release, and returns its first session.
     async fn meet_server(&self) -> Option<SessionId> {
-        let format = "#{session_id} #{pid} #{start_time} #{version}";
-        let lines = self
-            .run_oneshot(&Command::new("list-sessions").opt("-F", format))
-            .await
-            .ok()?;
-        let first = lines
-            .iter()
-            .filter_map(|l| SessionId::parse(l.split(|&b| b == b' ').next()?))
-            .min();
-        if let Some(line) = lines.first() {
-            let mut fields = line.rsplitn(2, |&b| b == b' ');
-            let version = fields.next();
-            let identity = fields
-                .next()
-                .and_then(|l| l.splitn(2, |&b| b == b' ').nth(1));
-            if let Some(identity) = identity {
-                self.same_server(identity);
+        let list = Command::new("list-sessions").opt("-F", MET.template());
+        let met = MET.parse(&self.run_oneshot(&list).await.ok()?);
+        let first = met.iter().filter_map(|m| m.session).min();
+        if let Some(m) = met.first() {
+            if !m.pid.is_empty() {
+                self.same_server(format!("{} {}", m.pid, m.start_time).as_bytes());
             }
-            self.learn_version(version);
+            self.learn_version(Some(m.version.as_bytes()));
         }
         first
     }
@@ -890,6 +880,25 @@ const REMOVE_OWN_FILE_SH: &str =
 
 /// Tries of one command on successive control clients, each going away.
 const MAX_ATTEMPTS: usize = 3;
+
+/// What meeting a server reads of each session: its id, and (the same
+/// on every row) which server this is and its release.
+#[derive(Default)]
+struct Met {
+    session: Option<SessionId>,
+    pid: String,
+    start_time: String,
+    version: String,
+}
+
+const MET: Schema<Met> = Schema(&[
+    ("session_id", |m, v| {
+        m.session = SessionId::parse(v.as_bytes())
+    }),
+    ("pid", |m, v| m.pid = v.into()),
+    ("start_time", |m, v| m.start_time = v.into()),
+    ("version", |m, v| m.version = v.into()),
+]);
 
 /// Commands that change nothing in tmux. When the client they were written
 /// to goes away before replying, tmux may or may not have run them (tmux

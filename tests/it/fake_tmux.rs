@@ -297,7 +297,7 @@ async fn lists_are_parsed_from_the_replies() {
         json!([
             "list-sessions",
             "-F",
-            "#{session_id} #{pid} #{start_time} #{version}"
+            "#{session_id}␞#{pid}␞#{start_time}␞#{version}␟"
         ])
     );
     assert_eq!(records[1]["kind"], "attach");
