@@ -742,6 +742,17 @@ fn blocked(before: Option<bool>, after: Option<bool>) -> Option<bool> {
     }
 }
 
+/// [`blocked`] over any number of looks: no room at one of them is blocked.
+fn blocked_at_any(rooms: &[Option<bool>]) -> Option<bool> {
+    if rooms.contains(&Some(false)) {
+        Some(true)
+    } else if rooms.iter().all(|room| *room == Some(true)) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 fn mode_of(file: &std::fs::File) -> Option<TermMode> {
     let fd = std::os::fd::AsRawFd::as_raw_fd(file);
     // SAFETY: termios is plain data; tcgetattr fills it or fails, and
@@ -945,7 +956,10 @@ mod portable {
         }
         let file = tty.as_deref().map(ps::terminal_path);
         let file = file.as_deref().and_then(open_terminal);
-        let room_before = file.as_ref().and_then(has_room);
+        // `ps` takes milliseconds, in which a flooding writer is let write
+        // now and then: the terminal's room is looked at around each
+        // listing, and no room at any look means its output is blocked.
+        let mut rooms = vec![file.as_ref().and_then(has_room)];
         // A `ps` takes milliseconds; a shell switches the terminal's mode
         // and hands it to its job in between (zsh: raw for its line
         // editor, then canonical for `cat`). Only a mode that held across
@@ -956,6 +970,7 @@ mod portable {
             let before = file.as_ref().and_then(mode_of);
             let rows = tty.as_deref().and_then(ps::on_terminal);
             let after = file.as_ref().and_then(mode_of);
+            rooms.push(file.as_ref().and_then(has_room));
             if before == after || looks == LOOKS {
                 break (rows, before.filter(|_| before == after));
             }
@@ -975,13 +990,13 @@ mod portable {
         } else {
             Vec::new()
         };
-        let room_after = file.as_ref().and_then(has_room);
+        rooms.push(file.as_ref().and_then(has_room));
         judge(&Facts {
             shell: member(shell),
             foreground,
             canonical: mode.map(|m| m.canonical),
             echo: mode.map(|m| m.echo),
-            output_blocked: blocked(room_before, room_after),
+            output_blocked: blocked_at_any(&rooms),
         })
     }
 
@@ -1210,6 +1225,21 @@ mod tests {
     fn with_output(mut f: Facts, blocked: Option<bool>) -> Facts {
         f.output_blocked = blocked;
         f
+    }
+
+    #[test]
+    fn no_room_at_any_look_is_blocked_output() {
+        let (room, full) = (Some(true), Some(false));
+        assert_eq!(blocked_at_any(&[room, room, room]), Some(false));
+        assert_eq!(blocked_at_any(&[room, full, room]), Some(true));
+        assert_eq!(blocked_at_any(&[None, full]), Some(true));
+        assert_eq!(blocked_at_any(&[room, None, room]), None);
+        // Two looks read as `blocked` reads them.
+        for a in [room, full, None] {
+            for b in [room, full, None] {
+                assert_eq!(blocked_at_any(&[a, b]), blocked(a, b));
+            }
+        }
     }
 
     #[test]
