@@ -31,6 +31,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::config::Limits;
 use crate::drive::linger;
 use crate::drive::pane::pane_record;
+use crate::drive::probe::probe_once;
 use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
 use crate::process::{self, Activity};
 use crate::tmux::socket::Address;
@@ -284,15 +285,9 @@ async fn is_secret(target: &Target, tty: &str, pid: &str) -> bool {
     let Ok(pid) = pid.parse::<u32>() else {
         return true;
     };
-    let mut prober = process::Prober::new(pid).with_tty(tty);
-    let probe = tokio::task::spawn_blocking(move || prober.probe())
-        .await
-        .ok();
-    match probe {
-        // Where the probe can tell, it decides; elsewhere the mode does.
-        Some(p) if p.observable.contains(&"secret") => p.activity == Activity::Secret,
-        _ => true,
-    }
+    let probe = probe_once(pid, tty).await;
+    // Where the probe can tell, it decides; elsewhere the mode does.
+    !probe.observable.contains(&"secret") || probe.activity == Activity::Secret
 }
 
 /// How a person reaches `pane` from a shell.

@@ -4,12 +4,13 @@
 
 use std::time::{Duration, Instant};
 
+use crate::drive::probe::probe_once;
 use crate::drive::watch::{MAX_LINE, Watch};
 use crate::drive::{Target, ToolResult};
 use crate::panes::LineView;
 use crate::panes::marks::{MARKS, Mark, MarkHistory};
 use crate::panes::osc::{OscScanner, Piece};
-use crate::process::{self, Activity};
+use crate::process::Activity;
 
 /// How long to wait for a prompt not drawn yet before typing.
 const PROMPT_WAIT: Duration = Duration::from_millis(200);
@@ -56,11 +57,9 @@ async fn busy_shell_waited(watch: &mut Watch, target: &Target) -> bool {
     let started = Instant::now();
     let mut waited = false;
     loop {
-        let mut prober = process::Prober::new(watch.pid).with_tty(&watch.tty);
-        let probe = tokio::task::spawn_blocking(move || prober.probe()).await;
         // The shell itself, or what its start-up files run (zsh gives
         // those a process group of their own).
-        let busy = probe.is_ok_and(|p| p.activity == Activity::Running);
+        let busy = probe_once(watch.pid, &watch.tty).await.activity == Activity::Running;
         if !busy || started.elapsed() >= BUSY_SHELL_WAIT {
             return waited;
         }

@@ -13,7 +13,7 @@ use crate::drive::cursor::{Cursor, OutputSpan};
 use crate::drive::input::{self, Input};
 use crate::drive::pace::Pace;
 use crate::drive::person;
-use crate::drive::read_back::{self};
+use crate::drive::read_back;
 use crate::drive::shell::handles::{self, Record};
 use crate::drive::shell::line;
 use crate::drive::shell::prompt;
