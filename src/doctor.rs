@@ -110,7 +110,18 @@ fn check_tmux(report: &mut Report, config: &Config) -> Option<PathBuf> {
                 "tmux",
                 format!("{} ({version}, from {source})", path.display()),
             );
-            if let Some(note) = Version::parse(version.as_bytes()).and_then(zoom_crash_note) {
+            let release = Version::parse(version.as_bytes()).unwrap_or(Version::UNKNOWN);
+            if !release.is_supported() {
+                report.fail(
+                    "tmux",
+                    format!(
+                        "tmux {release} is older than {}, the oldest release tmux-mcp supports: \
+                         calls to its servers are refused; upgrade tmux",
+                        Version::OLDEST
+                    ),
+                );
+            }
+            if let Some(note) = zoom_crash_note(release) {
                 report.note("tmux", note);
             }
             if source == "PATH" && !path.starts_with("/usr/bin") && !path.starts_with("/bin") {
@@ -199,13 +210,27 @@ fn check_socket(report: &mut Report, app: &App, tmux: &Path) {
     let listed = Command::new(tmux)
         .arg("-S")
         .arg(&socket)
-        .args(["list-sessions", "-F", "#{session_name}"])
+        .args(["list-sessions", "-F", "#{version} #{session_name}"])
         .env_remove("TMUX")
         .output();
     match listed {
         Ok(out) if out.status.success() => {
             let text = String::from_utf8_lossy(&out.stdout);
-            let names: Vec<&str> = text.lines().collect();
+            let rows: Vec<(&str, &str)> = text.lines().filter_map(|l| l.split_once(' ')).collect();
+            let names: Vec<&str> = rows.iter().map(|&(_, name)| name).collect();
+            let release = rows
+                .first()
+                .and_then(|&(v, _)| Version::parse(v.as_bytes()));
+            if let Some(release) = release.filter(|r| !r.is_supported()) {
+                report.fail(
+                    "server",
+                    format!(
+                        "it runs tmux {release}, older than {}, the oldest release tmux-mcp \
+                         supports: calls to it are refused; upgrade tmux and restart the server",
+                        Version::OLDEST
+                    ),
+                );
+            }
             let shown: Vec<&str> = names.iter().take(5).copied().collect();
             let more = names.len().saturating_sub(shown.len());
             let more = if more > 0 {

@@ -77,6 +77,7 @@ impl From<TmuxError> for ToolError {
             TmuxError::NoServer(_) => ToolError::new(ErrorKind::TmuxServerNotRunning, e.to_string())
                 .suggest("Check socket_name, or call list_servers to find running tmux servers."),
             TmuxError::Unsendable(_) => ToolError::invalid(e.to_string()),
+            TmuxError::Unsupported(_) => ToolError::new(ErrorKind::Tmux, e.to_string()),
             TmuxError::NotResponding(_) => ToolError::new(ErrorKind::TmuxServerNotResponding, e.to_string())
                 .suggest("Check the server with `tmux list-sessions` (a stopped server resumes with SIGCONT), or restart it."),
             _ => ToolError {

@@ -14,6 +14,7 @@ use crate::drive::{Target, ToolResult};
 use crate::panes::registry::InputMark;
 use crate::tmux::format::Schema;
 use crate::tmux::history::{self, Anchor};
+use crate::tmux::hub::Hub;
 use crate::tmux::{Command, PaneId, TmuxError};
 
 /// What goes into a pane.
@@ -84,10 +85,25 @@ pub async fn send(target: &Target, cleared: &Waited, input: Input<'_>) -> Result
     let pasted = marked(target, pane, input, input.command(pane, &name)).await;
     if pasted.is_err() {
         // `-d` did not run: the buffer must not outlive the call.
-        let delete = Command::new("delete-buffer").opt("-b", &name);
-        let _ = target.hub.run(&delete).await;
+        let _ = delete_buffer(&target.hub, &name).await;
     }
     pasted
+}
+
+/// Deletes the paste buffer `name` and no other. Where tmux would delete
+/// the newest buffer in place of a missing one
+/// ([`Features::delete_takes_newest`]), `save-buffer` to `/dev/null` runs
+/// first in the same list: it fails on a missing name, and tmux then drops
+/// the delete.
+///
+/// [`Features::delete_takes_newest`]: crate::tmux::version::Features::delete_takes_newest
+pub async fn delete_buffer(hub: &Hub, name: &str) -> Result<(), TmuxError> {
+    let delete = Command::new("delete-buffer").opt("-b", name);
+    if !hub.features().await.delete_takes_newest {
+        return hub.run(&delete).await.map(drop);
+    }
+    let exists = Command::new("save-buffer").opt("-b", name).arg("/dev/null");
+    hub.run_oneshot_list(&[exists, delete]).await.map(drop)
 }
 
 /// Runs `command`, the delivery of `input`, after recording where `pane`

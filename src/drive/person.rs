@@ -325,7 +325,11 @@ fn secret_refusal(target: &Target, pane: PaneId) -> ToolError {
 }
 
 /// Tells the person: a message on their clients attached to the pane's
-/// session, or the pane's bell when none is there. Best effort.
+/// session, or the pane's bell when none is there or tmux cannot show a
+/// message on a given client ([`Features::message_to_client`]). Best
+/// effort.
+///
+/// [`Features::message_to_client`]: crate::tmux::version::Features::message_to_client
 async fn tell_person(
     target: &Target,
     pane: PaneId,
@@ -346,9 +350,10 @@ async fn tell_person(
     let text =
         format!("tmux-mcp: pane {pane} asks for a password; the agent will not type it, please do");
     let mut told = false;
+    let shown = target.hub.features().await.message_to_client;
     for client in clients
         .iter()
-        .filter(|c| c.is_person() && c.session == session)
+        .filter(|c| shown && c.is_person() && c.session == session)
     {
         let show = Command::new("display-message")
             .opt("-c", &client.name)

@@ -149,6 +149,21 @@ impl Command {
     }
 }
 
+/// The argv of `commands` as one list for a one-shot `tmux` process: tmux
+/// runs them in a row, no other client's command in between, and drops
+/// the rest of the list at the first that fails. Never sent to a control
+/// client, which answers each command of a list with a reply of its own.
+pub fn list_argv(commands: &[Command]) -> Result<Vec<OsString>, UnsendableArg> {
+    let mut argv = Vec::new();
+    for (i, command) in commands.iter().enumerate() {
+        if i > 0 {
+            argv.push(OsString::from(";"));
+        }
+        argv.extend(command.to_argv()?);
+    }
+    Ok(argv)
+}
+
 impl fmt::Debug for Command {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.to_line() {
@@ -236,6 +251,28 @@ mod tests {
         assert_eq!(quote(b"it's").unwrap(), b"'it'\\''s'");
         assert_eq!(quote(b"\n\xff").unwrap(), b"\\012\\377");
         assert_eq!(quote(b"x\0"), Err(UnsendableArg));
+    }
+
+    #[test]
+    fn a_list_is_separated_by_lone_semicolons_only() {
+        let first = Command::new("save-buffer").opt("-b", "b;").arg("/dev/null");
+        let second = Command::new("delete-buffer").opt("-b", "b;");
+        let argv = list_argv(&[first, second]).unwrap();
+        let words: Vec<_> = argv.iter().map(|w| w.to_str().unwrap()).collect();
+        assert_eq!(
+            words,
+            [
+                "save-buffer",
+                "-b",
+                "b\\;",
+                "--",
+                "/dev/null",
+                ";",
+                "delete-buffer",
+                "-b",
+                "b\\;"
+            ]
+        );
     }
 
     #[test]

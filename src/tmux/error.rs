@@ -4,6 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::command::UnsendableArg;
+use super::version::Version;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TmuxError {
@@ -33,6 +34,9 @@ pub enum TmuxError {
     Cancelled,
     /// ssh could not reach a remote host, in ssh's words.
     Ssh(String),
+    /// The server's release is older than the oldest supported; nothing
+    /// was sent to it.
+    Unsupported(Version),
 }
 
 impl fmt::Display for TmuxError {
@@ -67,6 +71,12 @@ impl fmt::Display for TmuxError {
             ),
             TmuxError::Cancelled => f.write_str("the request was cancelled"),
             TmuxError::Ssh(msg) => f.write_str(msg),
+            TmuxError::Unsupported(version) => write!(
+                f,
+                "this tmux server is tmux {version}, older than {}, the oldest release \
+                 tmux-mcp supports; nothing was sent to it (upgrade tmux and restart the server)",
+                Version::OLDEST
+            ),
         }
     }
 }

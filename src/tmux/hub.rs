@@ -47,7 +47,7 @@
 //! may do.
 
 use std::collections::HashMap;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::future::Future;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -70,7 +70,7 @@ use super::pipe::Transport;
 use super::socket::{Address, Remote};
 use super::ssh::{SshHost, SshTransport};
 use super::version::{Features, Version};
-use super::{Command, PaneId, SessionId, TmuxError};
+use super::{Command, PaneId, SessionId, TmuxError, command};
 use crate::config::Limits;
 use crate::panes::registry::Panes;
 
@@ -452,7 +452,29 @@ impl Hub {
         timeout: Duration,
         cancel: Option<&CancellationToken>,
     ) -> Result<Lines, TmuxError> {
-        let argv = command.to_argv()?;
+        self.process_argv(command.to_argv()?, timeout, cancel).await
+    }
+
+    /// Runs `commands` as one list in a one-shot process
+    /// ([`command::list_argv`]): for a step that must not run when the one
+    /// before it failed, with nothing of anyone else's in between.
+    pub async fn run_oneshot_list(&self, commands: &[Command]) -> Result<Lines, TmuxError> {
+        debug_assert!(!commands.iter().any(|c| c.is_one_of(SESSION_ENDING)));
+        let limit = self.limits.tmux_command_timeout;
+        let argv = command::list_argv(commands)?;
+        match self.process_argv(argv, limit, None).await {
+            Err(TmuxError::Timeout(_)) => Err(TmuxError::NotResponding(limit)),
+            other => other,
+        }
+    }
+
+    async fn process_argv(
+        &self,
+        argv: Vec<OsString>,
+        timeout: Duration,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Lines, TmuxError> {
+        self.refuse_unsupported()?;
         let done = self.oneshot.run(argv, timeout, cancel).await?;
         if done.status.success() {
             return Ok(lines(done.stdout));
@@ -498,6 +520,15 @@ impl Hub {
         self.asked_version().await.map(Features::of)
     }
 
+    /// Fails when this server's release, once learned, is older than the
+    /// oldest supported: no command of ours reaches it.
+    fn refuse_unsupported(&self) -> Result<(), TmuxError> {
+        match *self.version.lock().expect("version lock") {
+            Some(version) if !version.is_supported() => Err(TmuxError::Unsupported(version)),
+            _ => Ok(()),
+        }
+    }
+
     fn learn_version(&self, reported: Option<&[u8]>) -> Version {
         let version = reported
             .and_then(Version::parse)
@@ -525,6 +556,9 @@ impl Hub {
         };
         let attach = async {
             let session = self.meet_server().await.ok_or(None)?;
+            // A release too old to serve: the call goes the one-shot way,
+            // which refuses it.
+            self.refuse_unsupported().map_err(|_| None)?;
             self.attach(session, Role::Commands).await.map_err(Some)
         };
         match cell.get_or_try_init(|| attach).await {
@@ -709,6 +743,7 @@ impl Hub {
 
     async fn attach(&self, session: SessionId, role: Role) -> Result<Connection, TmuxError> {
         let features = Features::of(self.version().await);
+        self.refuse_unsupported()?;
         let door = features.attach_alone.then(|| self.door.clone());
         // Held until tmux has run the attach: no detach of ours meanwhile.
         let _pass = match &door {

@@ -3,9 +3,10 @@
 //!
 //! A server's version comes from `#{version}` (asked with the first
 //! command a hub runs), not from our `tmux` binary: a user may have
-//! upgraded tmux while an old server runs on. Releases before 3.2 have no
-//! `#{version}`; they read as [`Version::UNKNOWN`] and get the oldest
-//! behaviour.
+//! upgraded tmux while an old server runs on. A release older than
+//! [`Version::OLDEST`] is refused ([`Version::is_supported`]); a version
+//! that names no tmux number (OpenBSD's `openbsd-7.5`) reads as
+//! [`Version::UNKNOWN`] and gets the oldest behaviour.
 
 use std::fmt;
 
@@ -23,6 +24,16 @@ impl Version {
     /// What a server that does not say reads as: older than every release
     /// we gate on.
     pub const UNKNOWN: Version = Version::new(0, 0);
+
+    /// The oldest release this server supports: Ubuntu 22.04's 3.2a is
+    /// the oldest in the release matrix it is tested on.
+    pub const OLDEST: Version = Version::new(3, 2);
+
+    /// Whether a server of this release is served: [`Version::OLDEST`] or
+    /// newer, or a version that names no number (not known to be older).
+    pub fn is_supported(self) -> bool {
+        self == Version::UNKNOWN || self >= Version::OLDEST
+    }
 
     pub const fn new(major: u16, minor: u16) -> Version {
         Version {
@@ -144,6 +155,25 @@ pub struct Features {
     /// mode's view with its selection; before, the lines copy mode is
     /// scrolled to are captured from the pane's history.
     pub mode_capture: bool,
+    /// A window made by `new-session` or `new-window` takes the size of
+    /// the client that ran the command (before 3.3): 80x24 for a control
+    /// client (80x23 for a detached CLI's `new-session`), not the asked
+    /// `-x`/`-y` nor the size of the session's clients. 3.3 on leave a
+    /// control client out of a new window's size (tmux CHANGES, 3.3). So
+    /// a window we make is resized as 3.3 would have sized it
+    /// ([`crate::tools::shared::spawn::fit_new_window`]).
+    pub sized_by_own_client: bool,
+    /// `delete-buffer -b NAME` of a buffer that is gone deletes the newest
+    /// buffer instead, whoever's it is (the person's last copy), and
+    /// succeeds (before 3.3; 3.3 fails with `unknown buffer`). So there a
+    /// buffer is deleted only after a check that fails on a missing name,
+    /// in the same command list ([`crate::drive::input::delete_buffer`]).
+    pub delete_takes_newest: bool,
+    /// `display-message -c CLIENT` shows a message on that client (3.3
+    /// on). 3.2a declares `-c` without its argument, so every such call
+    /// fails with a usage error: there a person is told by the bell alone
+    /// ([`crate::drive::person`]).
+    pub message_to_client: bool,
 }
 
 impl Features {
@@ -161,6 +191,9 @@ impl Features {
                 || version >= Version::new(3, 8),
             pane_options: version >= Version::new(3, 0),
             mode_capture: version >= Version::new(3, 6),
+            sized_by_own_client: version < Version::new(3, 3),
+            delete_takes_newest: version < Version::new(3, 3),
+            message_to_client: version >= Version::new(3, 3),
         }
     }
 }
@@ -189,6 +222,11 @@ mod tests {
             assert_eq!(Version::parse(bad.as_bytes()), None, "{bad}");
         }
         assert_eq!(v("3.7b").to_string(), "3.7b");
+        assert!(
+            v("3.2").is_supported() && v("3.2a").is_supported() && v("next-3.8").is_supported()
+        );
+        assert!(!v("3.1c").is_supported() && !v("2.9a").is_supported());
+        assert!(Version::UNKNOWN.is_supported());
     }
 
     #[test]
@@ -201,6 +239,9 @@ mod tests {
         assert!(!f("3.4").mirrored_layouts && f("3.5").mirrored_layouts);
         assert!(!f("2.9a").pane_options && f("3.0").pane_options);
         assert!(!f("3.5a").mode_capture && f("3.6").mode_capture);
+        assert!(f("3.2a").sized_by_own_client && !f("3.3").sized_by_own_client);
+        assert!(f("3.2a").delete_takes_newest && !f("3.3a").delete_takes_newest);
+        assert!(!f("3.2a").message_to_client && f("3.3a").message_to_client);
         assert!(!f("3.6a").line_marks && f("3.7").line_marks && f("next-3.8").line_marks);
         assert!(!Features::of(Version::UNKNOWN).pause_before_respawn);
         assert!(f("3.2").pause_before_respawn && f("3.3a").pause_before_respawn);

@@ -6,8 +6,8 @@ use super::sock;
 use super::toolsets::{Selection, Toolset};
 use super::{Target, ToolError};
 use crate::config::Config;
+use crate::drive::input;
 use crate::drive::server::Servers;
-use crate::tmux::Command;
 use crate::tmux::hubs::Hubs;
 
 /// How long shutdown waits for a server's tasks to end once stopped.
@@ -67,10 +67,7 @@ impl App {
             for server in self.servers.all() {
                 server.tasks.close(TASKS_END).await;
                 for name in server.buffers.take() {
-                    let _ = server
-                        .hub
-                        .run(&Command::new("delete-buffer").opt("-b", name))
-                        .await;
+                    let _ = input::delete_buffer(&server.hub, &name).await;
                 }
             }
         };

@@ -163,6 +163,22 @@ fn doctor_passes_with_a_working_tmux_and_fails_without_one() {
     assert!(out.contains("FAIL  tmux"), "{out}");
     assert!(out.contains("LIBTMUX_TMUX_BIN"), "{out}");
 
+    // A tmux older than the oldest supported release, binary and server.
+    let old = std::env::temp_dir().join(format!("tmuxmcp-old-tmux-{}", std::process::id()));
+    let script = "#!/bin/sh\n[ \"$1\" = -V ] && echo 'tmux 3.1c' || echo '3.1c main'\n";
+    std::fs::write(&old, script).unwrap();
+    std::fs::set_permissions(&old, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut command = tmux_mcp(Some(&tmux), &["doctor"]);
+    command.env("LIBTMUX_TMUX_BIN", &old);
+    let (code, out, _) = run(command);
+    std::fs::remove_file(&old).unwrap();
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FAIL  tmux: tmux 3.1c is older than 3.2"),
+        "{out}"
+    );
+    assert!(out.contains("FAIL  server: it runs tmux 3.1c"), "{out}");
+
     let mut command = tmux_mcp(Some(&tmux), &["doctor"]);
     command.env("TMUX", "/tmp/x,1,0");
     let (code, out, _) = run(command);

@@ -313,6 +313,23 @@ async fn lists_are_parsed_from_the_replies() {
     server.fake.assert_harmless();
 }
 
+/// A server older than the oldest supported release is refused at the
+/// first call, by name, before any command of ours but the first look
+/// reaches it.
+#[tokio::test]
+async fn a_release_older_than_the_oldest_supported_is_refused_at_the_first_call() {
+    let mut server = Server::start("old-release").await;
+    let msg = server.err("list_sessions", json!({})).await;
+    assert!(
+        msg.contains("tmux 3.1c") && msg.contains("older than 3.2"),
+        "{msg}"
+    );
+    let again = server.err("capture_pane", json!({"pane_id": "%1"})).await;
+    assert!(again.contains("tmux 3.1c"), "{again}");
+    assert_eq!(server.fake.count("attach"), 0);
+    assert_eq!(server.fake.count("oneshot"), 1);
+}
+
 #[tokio::test]
 async fn capture_pane_reads_and_reports_missing_panes() {
     let mut server = Server::start("basic").await;

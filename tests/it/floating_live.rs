@@ -10,7 +10,7 @@ use tmux_mcp::tmux::child::LocalTmux;
 use tmux_mcp::tmux::connection::Role;
 use tmux_mcp::tmux::version::{Features, Version};
 
-use crate::quiet_live::{client_over, only_the_leased_pane_streams, version};
+use crate::quiet_live::{client_over, only_the_leased_pane_streams};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{PrivateTmux, err, finish, ok, shared, start_armed};
@@ -19,10 +19,10 @@ use crate::support::{PrivateTmux, err, finish, ok, shared, start_armed};
 fn floating_tmux(what: &str) -> Option<PrivateTmux> {
     let tmux = PrivateTmux::start();
     // Older releases list every command for `list-commands new-pane`.
-    if version(&tmux) < Version::new(3, 7) {
+    if tmux.version() < Version::new(3, 7) {
         eprintln!(
             "SKIPPED {what}: tmux {} has no floating panes (new-pane is 3.7 on)",
-            version(&tmux)
+            tmux.version()
         );
         return None;
     }
@@ -225,7 +225,7 @@ async fn a_floating_pane_is_paused_until_watched() {
     let Some(tmux) = floating_tmux("paused floating panes") else {
         return;
     };
-    let features = Features::of(version(&tmux));
+    let features = Features::of(tmux.version());
     let tiled = PaneId::parse(tmux.first_pane().as_bytes()).expect("a pane id");
     let transport = LocalTmux {
         tmux_bin: "tmux".into(),

@@ -3,7 +3,8 @@
 //! Each test checks the tool's result fields and, independently, tmux's own
 //! view of the state.
 
-use crate::support::{PrivateTmux, err, ok};
+use crate::support::pty::PtyClient;
+use crate::support::{BOUND, PrivateTmux, err, ok};
 use serde_json::json;
 
 #[tokio::test]
@@ -108,6 +109,157 @@ async fn create_session_on_a_fresh_socket_starts_the_server() {
         tmux.cmd(&["list-sessions", "-F", "#{session_name}"])
             .contains("first")
     );
+}
+
+/// A session or window we make has the asked size (else the session's)
+/// on every release, and still follows the person's client when they
+/// attach (tmux 3.2a sized them by our own client: 80x24, whatever was
+/// asked; Features::sized_by_own_client).
+#[tokio::test]
+async fn sessions_and_windows_have_the_asked_size_and_follow_the_person() {
+    let tmux = PrivateTmux::named(format!("tmuxmcp-test-{}-sized", std::process::id()));
+    let svc = tmux.service();
+    let size = |target: &str| {
+        tmux.cmd(&[
+            "display-message",
+            "-p",
+            "-t",
+            target,
+            "#{window_width}x#{window_height}",
+        ])
+        .trim()
+        .to_owned()
+    };
+    // The first starts the server (a one-shot tmux), the next go through
+    // our control client.
+    ok(
+        &svc,
+        "create_session",
+        json!({"session_name": "a", "x": 100, "y": 30}),
+    )
+    .await;
+    ok(
+        &svc,
+        "create_session",
+        json!({"session_name": "b", "x": 120, "y": 40}),
+    )
+    .await;
+    ok(&svc, "create_session", json!({"session_name": "c"})).await;
+    let win = ok(&svc, "create_window", json!({"session_name": "b"})).await;
+    let id = win["window_id"].as_str().unwrap();
+    assert_eq!(
+        (size("a:"), size("b:0"), size(id), size("c:")),
+        (
+            "100x30".into(),
+            "120x40".into(),
+            "120x40".into(),
+            "80x24".into()
+        )
+    );
+    assert_eq!(
+        (&win["window_width"], &win["window_height"]),
+        (&json!("120"), &json!("40"))
+    );
+    // No size pinned on the window: it follows the person's 80x24 client.
+    assert_eq!(
+        tmux.cmd(&["show-options", "-w", "-t", id, "window-size"]),
+        ""
+    );
+    let _person = PtyClient::attach(&tmux, "b").await;
+    let started = std::time::Instant::now();
+    while size("b:0") != "80x23" {
+        assert!(started.elapsed() < BOUND, "b:0 stayed {}", size("b:0"));
+        // tmux has no event for a window's size: re-read.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// A name is stored as tmux's own CLI stores the same name, on every
+/// release: 3.3a escapes `$` and `\\` in a renamed window's name and a
+/// session's, 3.4 in every name (twice in those), 3.5 on keep them as
+/// given; ours differs from the CLI's in none.
+#[tokio::test]
+async fn names_are_stored_as_tmux_own_cli_stores_them() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let name_of = |target: &str, format: &str| {
+        let row = tmux.cmd(&["display-message", "-p", "-t", target, format]);
+        row.trim_end_matches('\n').to_owned()
+    };
+    let window = "#{window_name}";
+    for (i, name) in [
+        "w$z", "$HOME", "${HOME}", "a\\b", "a\"b", "a#b", "~x", "é;'",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let ours = ok(
+            &svc,
+            "create_window",
+            json!({"session_name": "main", "window_name": name}),
+        )
+        .await;
+        let ours_id = ours["window_id"].as_str().unwrap().to_owned();
+        let cli = tmux.cmd(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{window_id}",
+            "-t",
+            "main:",
+            "-n",
+            name,
+        ]);
+        let cli_id = cli.trim();
+        assert_eq!(
+            name_of(&ours_id, window),
+            name_of(cli_id, window),
+            "new-window {name:?}"
+        );
+        assert_eq!(ours["window_name"], name_of(&ours_id, window), "{name:?}");
+
+        let renamed = format!("{name}!");
+        ok(
+            &svc,
+            "rename_window",
+            json!({"window_id": ours_id, "new_name": renamed}),
+        )
+        .await;
+        tmux.cmd(&["rename-window", "-t", cli_id, &renamed]);
+        assert_eq!(
+            name_of(&ours_id, window),
+            name_of(cli_id, window),
+            "rename-window {name:?}"
+        );
+
+        let session = "#{session_name}";
+        let made = ok(
+            &svc,
+            "create_session",
+            json!({"session_name": format!("o{i}{name}")}),
+        )
+        .await;
+        let ours_id = made["session_id"].as_str().unwrap().to_owned();
+        let cli = tmux.cmd(&[
+            "new-session",
+            "-d",
+            "-P",
+            "-F",
+            "#{session_id}",
+            "-s",
+            &format!("c{i}{name}"),
+        ]);
+        let cli_id = cli.trim();
+        let (ours_name, cli_name) = (name_of(&ours_id, session), name_of(cli_id, session));
+        assert_eq!(ours_name[1..], cli_name[1..], "new-session {name:?}");
+        assert_eq!(made["session_name"], ours_name, "{name:?}");
+        let renamed = json!({"session_id": ours_id, "new_name": format!("p{i}{name}")});
+        ok(&svc, "rename_session", renamed).await;
+        tmux.cmd(&["rename-session", "-t", cli_id, &format!("q{i}{name}")]);
+        let (ours_name, cli_name) = (name_of(&ours_id, session), name_of(cli_id, session));
+        assert_eq!(ours_name[1..], cli_name[1..], "rename-session {name:?}");
+    }
 }
 
 #[tokio::test]

@@ -14,6 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::support::mcp::McpClient;
 use crate::support::pty::{PtyClient, type_on_schedule};
 use crate::support::{BOUND, PrivateTmux, err, finish, ok, shared, start_armed};
+use tmux_mcp::tmux::version::Features;
 use tokio_util::sync::CancellationToken;
 
 const PASSWORD_PROGRAM: &str =
@@ -89,6 +90,7 @@ async fn a_password_prompt_is_left_to_the_person_who_is_told_and_nothing_of_it_l
     let person = PtyClient::attach(&tmux, "main").await;
     let (mut wire, mut child, stdout, stderr) = spawn_server(&tmux);
     wire.initialize("2025-06-18").await;
+    let drawn_before = person.drawn_len();
 
     tmux.cmd(&["send-keys", "-t", &pane, PASSWORD_PROGRAM, "Enter"]);
     let state = wire
@@ -151,10 +153,17 @@ async fn a_password_prompt_is_left_to_the_person_who_is_told_and_nothing_of_it_l
         "{batch}"
     );
 
-    // The person was told, on their own client.
-    person
-        .until_drawn(|s| PtyClient::shows(s, "asks for a password"))
-        .await;
+    // The person was told, on their own client: a message where tmux can
+    // show one on a given client, else the pane's bell.
+    if Features::of(tmux.version()).message_to_client {
+        person
+            .until_drawn(|s| PtyClient::shows(s, "asks for a password"))
+            .await;
+    } else {
+        person
+            .until_drawn(|s| s[drawn_before..].contains(&0x07))
+            .await;
+    }
 
     // The agent waits for the person, who types the password.
     const SECRET: &str = "Tr0ub4dor-and-3";

@@ -17,7 +17,7 @@ use tmux_mcp::tmux::connection::{Connection, Observer, Role, Setup};
 use tmux_mcp::tmux::control::Event;
 use tmux_mcp::tmux::pipe::Transport;
 use tmux_mcp::tmux::quiet::Lease;
-use tmux_mcp::tmux::version::{Features, Version};
+use tmux_mcp::tmux::version::Features;
 use tmux_mcp::tmux::{Command, PaneId, SessionId};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -85,21 +85,13 @@ pub fn split(tmux: &PrivateTmux) -> PaneId {
     PaneId::parse(id.trim().as_bytes()).expect("a pane id")
 }
 
-pub fn version(tmux: &PrivateTmux) -> Version {
-    Version::parse(
-        tmux.cmd(&["display-message", "-p", "#{version}"])
-            .as_bytes(),
-    )
-    .unwrap_or(Version::UNKNOWN)
-}
-
 /// A private tmux and its features, or `None` (said as a skip) when that
 /// release cannot mute panes, which `what` needs.
 fn muting_tmux(what: &str) -> Option<(PrivateTmux, Features)> {
     let tmux = PrivateTmux::start();
-    let features = Features::of(version(&tmux));
+    let features = Features::of(tmux.version());
     if !features.mute {
-        eprintln!("SKIPPED: tmux {} has no {what}", version(&tmux));
+        eprintln!("SKIPPED: tmux {} has no {what}", tmux.version());
         return None;
     }
     Some((tmux, features))
@@ -259,7 +251,7 @@ async fn without_muting_every_pane_is_streamed() {
     let tmux = PrivateTmux::start();
     let features = Features {
         mute: false,
-        ..Features::of(version(&tmux))
+        ..Features::of(tmux.version())
     };
     let other = split(&tmux);
     let (client, seen) = client(&tmux, Role::Streaming, features).await;
@@ -469,7 +461,7 @@ async fn many_sessions_rotate_through_few_streaming_slots_and_tmux_lives() {
 #[tokio::test]
 async fn a_lease_is_unpaused_before_another_client_makes_the_pane_print() {
     let tmux = PrivateTmux::start();
-    let features = Features::of(version(&tmux));
+    let features = Features::of(tmux.version());
     let (client, seen) = client(&tmux, Role::Streaming, features).await;
     let pane = PaneId::parse(tmux.first_pane().as_bytes()).unwrap();
     for round in 0..3 {

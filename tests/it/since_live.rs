@@ -242,7 +242,9 @@ async fn output_tmux_no_longer_holds_is_reported_missed() {
 
 /// A new window running bash without start-up files, at its prompt.
 async fn bash(tmux: &PrivateTmux) -> String {
-    let start = "env PS1='$ ' bash --norc --noprofile";
+    // tmux-256color, the default-terminal of every release from 3.3 on:
+    // for tmux 3.2a's `screen`, `clear` leaves the scrollback be.
+    let start = "env PS1='$ ' TERM=tmux-256color bash --norc --noprofile";
     crate::pane_clean_live::shell_pane(tmux, "bash", start).await
 }
 

@@ -274,7 +274,7 @@ async fn a_remote_server_with_no_session_is_started_over_ssh() {
 /// a neighbour's flood would cost).
 #[tokio::test]
 async fn unwatched_remote_panes_are_muted() {
-    use crate::quiet_live::{client_over, only_the_leased_pane_streams, pane, split, version};
+    use crate::quiet_live::{client_over, only_the_leased_pane_streams, pane, split};
     use tmux_mcp::config::Host;
     use tmux_mcp::tmux::connection::Role;
     use tmux_mcp::tmux::ssh::{Ssh, SshHost, SshTransport};
@@ -283,9 +283,9 @@ async fn unwatched_remote_panes_are_muted() {
     let Some(remote) = Remote::start() else {
         return;
     };
-    let features = Features::of(version(&remote.tmux));
+    let features = Features::of(remote.tmux.version());
     if !features.mute {
-        eprintln!("SKIPPED: tmux {} cannot mute panes", version(&remote.tmux));
+        eprintln!("SKIPPED: tmux {} cannot mute panes", remote.tmux.version());
         return;
     }
     let watched = pane(&remote.tmux, "main");

@@ -56,8 +56,17 @@ impl PrivateTmux {
         let started = tmux
             .command()
             .current_dir(dir)
-            .args(["new-session", "-d", "-s", "main", "-x", "200", "-y", "50"])
-            .arg("env PS1='$ ' sh")
+            .args(sized_as_asked(&[
+                "new-session",
+                "-d",
+                "-s",
+                "main",
+                "-x",
+                "200",
+                "-y",
+                "50",
+                "env PS1='$ ' sh",
+            ]))
             .output()
             .expect("tmux runs");
         assert!(
@@ -80,6 +89,13 @@ impl PrivateTmux {
             name,
             first_pid: None,
         }
+    }
+
+    /// The release the server reports.
+    pub fn version(&self) -> tmux_mcp::tmux::version::Version {
+        let reported = self.cmd(&["display-message", "-p", "#{version}"]);
+        tmux_mcp::tmux::version::Version::parse(reported.as_bytes())
+            .unwrap_or(tmux_mcp::tmux::version::Version::UNKNOWN)
     }
 
     /// The live server's process id, if it answers.
@@ -118,7 +134,7 @@ impl PrivateTmux {
             .map(|p| std::fs::File::create(p).expect("a temp file"));
         let mut child = self
             .command()
-            .args(args)
+            .args(sized_as_asked(args))
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
@@ -237,13 +253,20 @@ impl PrivateTmux {
         }
     }
 
-    /// Re-reads `pane`'s text (scrollback and screen, wrapped rows joined)
-    /// until `cond` holds, and returns it; fails after [`BOUND`] showing
-    /// the last text read. tmux has no event for what a pane shows.
+    /// Re-reads `pane`'s text (scrollback and screen, wrapped rows joined,
+    /// each row without trailing spaces) until `cond` holds, and returns
+    /// it; fails after [`BOUND`] showing the last text read. tmux has no
+    /// event for what a pane shows.
     pub async fn until_text(&self, pane: &str, cond: impl Fn(&str) -> bool) -> String {
         let started = std::time::Instant::now();
         loop {
-            let text = self.cmd(&["capture-pane", "-p", "-J", "-S", "-", "-t", pane]);
+            let captured = self.cmd(&["capture-pane", "-p", "-J", "-S", "-", "-t", pane]);
+            // tmux 3.2a's `-J` keeps the blank cells a row was cleared to;
+            // later releases leave them out.
+            let text: String = captured
+                .lines()
+                .map(|row| format!("{}\n", row.trim_end_matches(' ')))
+                .collect();
             if cond(&text) {
                 return text;
             }
@@ -469,4 +492,26 @@ pub fn shell_installed(shell: &str, what: &str) -> bool {
         );
     }
     found
+}
+
+/// `args`, and when they make a session, the commands that size its window
+/// as tmux 3.3 on does. tmux 3.2a sizes the first window of a detached
+/// `new-session` by the CLI client itself (80x23), not by its `-x`/`-y`;
+/// `resize-window -a` sizes it by the session's `default-size` (which `-x`
+/// and `-y` set) and unsetting `window-size` lets it follow clients again.
+/// On other releases the window already has that size.
+fn sized_as_asked<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut argv = args.to_vec();
+    if args.first() == Some(&"new-session") {
+        argv.extend([
+            ";",
+            "resize-window",
+            "-a",
+            ";",
+            "set-option",
+            "-wu",
+            "window-size",
+        ]);
+    }
+    argv
 }

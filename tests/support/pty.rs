@@ -131,6 +131,11 @@ impl PtyClient {
         });
     }
 
+    /// How many bytes tmux has drawn on this client so far.
+    pub fn drawn_len(&self) -> usize {
+        self.screen.lock().unwrap().len()
+    }
+
     /// Whether tmux drew `needle` (as one run of bytes) on this client.
     pub fn shows(screen: &[u8], needle: &str) -> bool {
         screen.windows(needle.len()).any(|w| w == needle.as_bytes())

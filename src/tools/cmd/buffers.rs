@@ -283,10 +283,7 @@ pub struct DeleteBufferArgs {
 
 async fn delete_buffer(target: Target, args: DeleteBufferArgs) -> ToolResult<String> {
     check_buffer_name(&args.buffer_name)?;
-    let result = target
-        .hub
-        .run(&Command::new("delete-buffer").opt("-b", &args.buffer_name))
-        .await;
+    let result = input::delete_buffer(&target.hub, &args.buffer_name).await;
     target.server.buffers.untrack(&args.buffer_name);
     result.map_err(|e| buffer_error("delete-buffer", &args.buffer_name, e))?;
     Ok(format!("Buffer '{}' deleted", args.buffer_name))

@@ -345,6 +345,7 @@ async fn create_session(
     // runs this in a one-shot process, which starts the server.
     let lines = target.run(cmd).await?;
     let mut info = rows::created(&rows::SESSION, &lines, "session")?;
+    spawn::fit_new_window(&target, &format!("{}:", info.session_id)).await?;
     if let Some(pane) = info.active_pane_id {
         let maker = app.maker(&target, &ctx);
         let made = Made::Session(info.session_id, pane);

@@ -184,6 +184,9 @@ async fn create_window(
     }
     let lines = target.run(cmd).await?;
     let mut info = rows::created(&rows::WINDOW, &lines, "window")?;
+    if spawn::fit_new_window(&target, &info.window_id.to_string()).await? {
+        info = lookup::window_by_id(&target, info.window_id).await?;
+    }
     if let Some(pane) = info.active_pane_id {
         let maker = app.maker(&target, &ctx);
         let made = Made::Window(info.window_id, pane);

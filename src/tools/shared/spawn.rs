@@ -65,6 +65,33 @@ impl Spawn {
     }
 }
 
+/// On a release where a new window takes the size of the client that
+/// made it ([`Features::sized_by_own_client`]: 80x24 for our control
+/// client), gives the window `window` (a target such as `@3` or `$1:`) the
+/// size tmux 3.3 on would have: the session's clients', else its
+/// `default-size` (which `new-session -x`/`-y` set). `resize-window -a`
+/// computes it without counting the calling client, and pins the window's
+/// `window-size` to `manual`; unsetting it again lets the window follow
+/// the person's clients as on other releases. Returns whether it resized,
+/// so a caller that reported the size reads it again.
+///
+/// [`Features::sized_by_own_client`]: crate::tmux::version::Features::sized_by_own_client
+pub async fn fit_new_window(target: &Target, window: &str) -> ToolResult<bool> {
+    if !target.hub.features().await.sized_by_own_client {
+        return Ok(false);
+    }
+    target
+        .run(Command::new("resize-window").flag("-a").target(window))
+        .await?;
+    let follow = Command::new("set-option")
+        .flag("-w")
+        .flag("-u")
+        .target(window)
+        .arg("window-size");
+    target.run(follow).await?;
+    Ok(true)
+}
+
 /// The environment to pass as `-e K=V`, with `suppress_persistent_history`
 /// merged in: shells keep no history file for the new process.
 fn environment(
