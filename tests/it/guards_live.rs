@@ -358,7 +358,16 @@ async fn environment_values_with_newlines_stay_whole() {
         json!({"name": "FOO", "value": value}),
     )
     .await;
+    // The same value set by tmux's own CLI is the one to match (3.4
+    // escapes its `$`).
+    tmux.cmd(&["set-environment", "-g", "CLI_FOO", value]);
     let shown = ok(&svc, "show_environment", json!({})).await;
-    assert_eq!(shown["variables"]["FOO"], value);
+    assert_eq!(shown["variables"]["FOO"], shown["variables"]["CLI_FOO"]);
+    assert!(
+        shown["variables"]["FOO"]
+            .as_str()
+            .unwrap()
+            .starts_with("l1\nBAR=evil")
+    );
     assert!(shown["variables"].get("BAR").is_none(), "a forged variable");
 }

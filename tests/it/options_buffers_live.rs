@@ -78,9 +78,11 @@ async fn options_show_and_set() {
         set,
         json!({"option": "@mcp_test", "value": value, "status": "set"})
     );
+    // As tmux's own CLI stores it (3.4 escapes its `$`).
+    tmux.cmd(&["set-option", "-g", "@cli_test", value]);
     assert_eq!(
         tmux.cmd(&["show-options", "-g", "-v", "@mcp_test"]),
-        format!("{value}\n")
+        tmux.cmd(&["show-options", "-g", "-v", "@cli_test"])
     );
     let shown = ok(
         &svc,
@@ -88,7 +90,8 @@ async fn options_show_and_set() {
         json!({"option": "@mcp_test", "global_": true}),
     )
     .await;
-    assert_eq!(shown["value"], value);
+    let cli = json!({"option": "@cli_test", "global_": true});
+    assert_eq!(shown["value"], ok(&svc, "show_option", cli).await["value"]);
     let unset = ok(
         &svc,
         "show_option",
@@ -334,12 +337,14 @@ async fn environment_show_and_set() {
         set,
         json!({"name": "MCP_T", "value": "a b=c 'q' é \\$x\t", "status": "set"})
     );
+    // As tmux's own CLI stores it (3.4 escapes its `$`).
+    tmux.cmd(&["set-environment", "-g", "CLI_T", "a b=c 'q' é \\$x\t"]);
     assert_eq!(
-        tmux.cmd(&["show-environment", "-g", "MCP_T"]),
-        "MCP_T=a b=c 'q' é \\$x\t\n"
+        tmux.cmd(&["show-environment", "-g", "MCP_T"])["MCP_T".len()..],
+        tmux.cmd(&["show-environment", "-g", "CLI_T"])["CLI_T".len()..]
     );
     let global = ok(&svc, "show_environment", json!({})).await;
-    assert_eq!(global["variables"]["MCP_T"], "a b=c 'q' é \\$x\t");
+    assert_eq!(global["variables"]["MCP_T"], global["variables"]["CLI_T"]);
 
     ok(
         &svc,
