@@ -309,6 +309,16 @@ pub fn groups(pane_pid: u32) -> Option<(i32, i32)> {
     }
 }
 
+/// How long ago process `pid` started (`/proc`, or `ps -o etime` for the
+/// portable probe, to the second); `None` if it is gone or cannot be read.
+pub fn age(pid: u32) -> Option<std::time::Duration> {
+    match ProbeKind::chosen() {
+        #[cfg(target_os = "linux")]
+        ProbeKind::Linux => linux::age(pid),
+        _ => ps::age_of(pid),
+    }
+}
+
 /// Whether the process `pid` has ended (`kill(pid, 0)` finds none). No
 /// `/proc`, so the same on every unix; a process of another user (or
 /// pid 0) reads as not ended.
@@ -774,6 +784,25 @@ mod linux {
 
     pub(super) fn groups(pane_pid: u32) -> Option<(i32, i32)> {
         read_stat(&format!("/proc/{pane_pid}/stat")).map(|s| (s.pgrp, s.tpgid))
+    }
+
+    /// From the process's `starttime` (field 22 of its `stat`, in clock
+    /// ticks after boot) and the machine's uptime.
+    pub(super) fn age(pid: u32) -> Option<std::time::Duration> {
+        let stat = fs::read(format!("/proc/{pid}/stat")).ok()?;
+        let close = memchr::memrchr(b')', &stat)?;
+        // After the name: state is field 3, starttime field 22.
+        let field = stat[close + 1..]
+            .split(|b| *b == b' ')
+            .filter(|f| !f.is_empty())
+            .nth(19)?;
+        let started = number(field)? as f64;
+        let uptime = fs::read_to_string("/proc/uptime").ok()?;
+        let uptime: f64 = uptime.split_ascii_whitespace().next()?.parse().ok()?;
+        // SAFETY: sysconf only reads a configuration value.
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        (ticks > 0)
+            .then(|| std::time::Duration::from_secs_f64((uptime - started / ticks as f64).max(0.0)))
     }
 
     pub(super) fn probe(pane_pid: u32, cache: &mut MemberCache) -> Probe {

@@ -49,6 +49,15 @@ pub async fn probe_once(pid: u32, tty: &str) -> Probe {
     probe_pane(&mut Some(Prober::new(pid).with_tty(tty))).await
 }
 
+/// How long ago process `pid` started ([`process::age`]), off the async
+/// threads.
+pub async fn age(pid: u32) -> Option<std::time::Duration> {
+    tokio::task::spawn_blocking(move || process::age(pid))
+        .await
+        .ok()
+        .flatten()
+}
+
 /// Where the OS says nothing but that the process lives (no `/proc`, or
 /// a pane on another host), what tmux says: the foreground command
 /// (`pane_current_command`) is the pane's shell (`default-shell`) at a

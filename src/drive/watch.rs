@@ -82,6 +82,9 @@ pub struct Geometry {
     pub width: usize,
     pub height: usize,
     pub cursor_x: usize,
+    /// Nothing drawn yet, it seems: the cursor at the top left and no
+    /// history (a new pane whose shell has not drawn its first prompt).
+    pub blank: bool,
 }
 
 impl Watch {
@@ -439,6 +442,11 @@ const DESCRIBED: Schema<Described> = Schema(&[
     ("cursor_x", |d, v| {
         d.geometry.cursor_x = v.parse().unwrap_or(0)
     }),
+    // After cursor_x: both must be 0 for the pane to be blank.
+    ("cursor_y", |d, v| {
+        d.geometry.blank = d.geometry.cursor_x == 0 && v == "0"
+    }),
+    ("history_size", |d, v| d.geometry.blank &= v == "0"),
     ("alternate_on", |d, v| d.alternate = v == "1"),
     ("pane_pid", |d, v| d.pid = v.parse().unwrap_or(0)),
     ("pane_tty", |d, v| d.tty = v.into()),

@@ -110,6 +110,28 @@ pub fn state_of(pid: u32) -> Option<u8> {
     out.trim_ascii().first().copied()
 }
 
+/// How long ago `pid` started: `ps -o etime=`, `[[dd-]hh:]mm:ss`.
+pub fn age_of(pid: u32) -> Option<std::time::Duration> {
+    parse_etime(&run(&["-o", "etime=", "-p", &pid.to_string()])?)
+}
+
+fn parse_etime(out: &[u8]) -> Option<std::time::Duration> {
+    let text = std::str::from_utf8(out.trim_ascii()).ok()?;
+    let (days, clock) = match text.split_once('-') {
+        Some((days, clock)) => (days.parse::<u64>().ok()?, clock),
+        None => (0, text),
+    };
+    let mut seconds = 0;
+    let parts: Vec<&str> = clock.split(':').collect();
+    if !(2..=3).contains(&parts.len()) {
+        return None;
+    }
+    for part in parts {
+        seconds = seconds * 60 + part.parse::<u64>().ok()?;
+    }
+    Some(std::time::Duration::from_secs(days * 86_400 + seconds))
+}
+
 /// The process group of `pid` and its terminal's foreground group.
 pub fn groups_of(pid: u32) -> Option<(i32, i32)> {
     let out = run(&["-o", "pgid=,tpgid=", "-p", &pid.to_string()])?;
@@ -155,6 +177,18 @@ pub fn terminal_path(tty: &str) -> std::path::PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn elapsed_times_parse_in_every_form_ps_prints() {
+        let secs = |t: &str| parse_etime(t.as_bytes()).map(|d| d.as_secs());
+        assert_eq!(secs("  00:07\n"), Some(7));
+        assert_eq!(secs("12:34"), Some(754));
+        assert_eq!(secs("01:02:03"), Some(3723));
+        assert_eq!(secs("2-01:02:03"), Some(2 * 86_400 + 3723));
+        for bad in ["", "7", "a:b", "1:2:3:4", "x-00:01"] {
+            assert_eq!(secs(bad), None, "{bad}");
+        }
+    }
 
     /// Recorded from procps-ng 4.0.2 on Linux 6.18 (`ps -o FIELDS -t
     /// /dev/pts/0`): a bash whose foreground job is python's getpass.

@@ -399,15 +399,18 @@ async fn a_silent_commands_cursor_reads_on_across_history_drops() {
 /// start-up files (a `.bashrc` that sleeps, as `pyenv init` or nvm take
 /// time) runs once the shell reads its terminal: its status and output,
 /// and a screen with the prompt and the command only, no wrapper line.
-/// Ignored until it holds under load: with the machine's cores busy, the
-/// pane can name `sleep` as its command when run_command looks, and it
-/// refuses after its half second of waiting for a shell (issue 29, 5).
-/// `cargo test --test it run_live::a_new_panes -- --ignored` runs it.
+/// While the rc file's `sleep` is the pane's foreground, run_command waits
+/// for the shell (up to 5 s after the pane's start) instead of refusing
+/// `sleep` as a program of the person's (issue 29, 5).
 #[tokio::test]
-#[ignore = "not yet reliable under load: see the doc comment"]
 async fn a_new_panes_slow_shell_is_waited_for_before_typing() {
     let dir = tempfile_dir();
-    for (shell, installed) in [("bash", true), ("zsh", shell_installed("zsh", "slow rc"))] {
+    let shells = [
+        ("bash", true),
+        ("zsh", shell_installed("zsh", "slow rc")),
+        ("fish", shell_installed("fish", "slow rc")),
+    ];
+    for (shell, installed) in shells {
         if !installed {
             continue;
         }
@@ -422,9 +425,17 @@ async fn a_new_panes_slow_shell_is_waited_for_before_typing() {
                     std::fs::write(format!("{rc}/bashrc"), start).expect("bashrc");
                     format!("bash --noprofile --rcfile {rc}/bashrc")
                 }
-                _ => {
+                "zsh" => {
                     std::fs::write(format!("{rc}/.zshrc"), start).expect("zshrc");
                     format!("env ZDOTDIR={rc} zsh")
+                }
+                _ => {
+                    let config = format!("{rc}/fish");
+                    std::fs::create_dir_all(&config).expect("fish config dir");
+                    let prompt = "function fish_prompt; echo -n '$ '; end";
+                    let start = format!("sleep {delay}\n{prompt}\nset fish_greeting\n");
+                    std::fs::write(format!("{config}/config.fish"), start).expect("config.fish");
+                    format!("env XDG_CONFIG_HOME={rc} fish")
                 }
             };
             let made = ok(

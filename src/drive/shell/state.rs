@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::drive::pane::pane_now;
-use crate::drive::probe::probe_once;
+use crate::drive::probe::{self, probe_once};
 use crate::drive::watch::Watch;
 use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
 use crate::process::Activity;
@@ -30,14 +30,38 @@ pub fn is_shell(command: &str) -> bool {
 /// (a pane just started runs `env … sh` for a moment) before it is refused.
 const SHELL_WAIT: Duration = Duration::from_millis(500);
 
+/// How long after its start a pane's shell may take to reach its prompt:
+/// its start-up files run commands in the foreground first (`pyenv init`,
+/// nvm, oh-my-zsh take a second or more), which are no program of the
+/// person's to refuse.
+const START_WAIT: Duration = Duration::from_secs(5);
+
 /// Waits until the pane's foreground process is a shell, re-reading it when
 /// the pane prints (a shell starting draws its prompt), at most
-/// `SHELL_WAIT`; else refuses: typing the command would feed it to that
-/// program instead. A program that already waits for terminal input (the
-/// process probe says so) is no shell on its way, and is refused at once.
+/// `SHELL_WAIT`, or until `START_WAIT` after the pane's process started;
+/// else refuses: typing the command would feed it to that program
+/// instead. A program that already waits for terminal input (the process
+/// probe says so) is no shell on its way, and is refused at once. A shell
+/// that started less than `START_WAIT` ago and has drawn nothing yet
+/// ([`crate::drive::watch::Geometry::blank`]) is waited for until it
+/// draws: fish runs its start-up file in its own process group, so its
+/// foreground reads `fish` meanwhile, and a line typed then is echoed
+/// before the prompt (issue 29, 5).
 pub async fn await_shell(watch: &mut Watch, target: &Target) -> ToolResult<()> {
-    let deadline = Instant::now() + SHELL_WAIT;
+    if is_shell(&watch.command) && !watch.geometry.blank {
+        return Ok(());
+    }
+    let starting_until = starting_until(watch, target).await;
+    let deadline = (Instant::now() + SHELL_WAIT).max(starting_until.unwrap_or(Instant::now()));
+    // What the watch read when it began may predate the output that
+    // changed it: each look follows a mark of the recording as seen, so
+    // whatever comes after the look wakes the wait.
     while !is_shell(&watch.command) {
+        watch.follower_mut().mark_seen();
+        watch.refresh_geometry(target).await?;
+        if is_shell(&watch.command) {
+            break;
+        }
         let left = deadline.saturating_duration_since(Instant::now());
         let local = watch.pid != 0 && target.hub.local_socket().is_some();
         let reading = local
@@ -48,11 +72,28 @@ pub async fn await_shell(watch: &mut Watch, target: &Target) -> ToolResult<()> {
         if left.is_zero() || reading {
             return Err(not_a_shell(watch));
         }
-        watch.follower_mut().mark_seen();
         watch.changed(left).await;
+    }
+    while let Some(until) = starting_until.filter(|_| watch.geometry.blank) {
+        watch.follower_mut().mark_seen();
         watch.refresh_geometry(target).await?;
+        let left = until.saturating_duration_since(Instant::now());
+        if !watch.geometry.blank || left.is_zero() || !watch.changed(left).await {
+            break;
+        }
     }
     Ok(())
+}
+
+/// When a local pane's process started less than `START_WAIT` ago, the
+/// moment that much time will have passed since; `None` for an older or a
+/// remote one (whose pid is not this machine's).
+async fn starting_until(watch: &Watch, target: &Target) -> Option<Instant> {
+    if watch.pid == 0 || target.hub.local_socket().is_none() {
+        return None;
+    }
+    let age = probe::age(watch.pid).await?;
+    (age < START_WAIT).then(|| Instant::now() + (START_WAIT - age))
 }
 
 fn not_a_shell(watch: &Watch) -> ToolError {

@@ -290,6 +290,7 @@ mod tests {
         width: 80,
         height: 24,
         cursor_x: 2,
+        blank: false,
     };
 
     fn how(shell: &str, subshell: bool) -> ShellTyping {
