@@ -684,3 +684,49 @@ async fn a_program_started_as_the_pane_reads_input_at_its_prompt() {
     assert_eq!(found["found"], true, "{found}");
     assert_eq!(found["state"], "input", "{found}");
 }
+
+/// A new pane's shell that still runs its start-up file (an rc that
+/// sleeps, as pyenv or nvm take time) is not at its prompt until it drew
+/// one: wait_for_state(prompt) right after create_window answers once the
+/// prompt is on screen, in bash and in fish (which runs its config in its
+/// own process group, its foreground `fish` all along; issue 29, 5).
+#[tokio::test]
+async fn a_new_panes_first_prompt_is_waited_for() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let dir = std::env::temp_dir().join(format!("tmuxmcp-first-prompt-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("fish")).unwrap();
+    std::fs::write(dir.join("bashrc"), "sleep 1\nPS1='$ '\n").unwrap();
+    let fish = "sleep 1\nfunction fish_prompt; echo -n '$ '; end\nset fish_greeting\n";
+    std::fs::write(dir.join("fish/config.fish"), fish).unwrap();
+    let d = dir.display();
+    let starts = [
+        (
+            "bash",
+            true,
+            format!("bash --noprofile --rcfile {d}/bashrc"),
+        ),
+        (
+            "fish",
+            shell_installed("fish", "first prompt"),
+            format!("env XDG_CONFIG_HOME={d} fish"),
+        ),
+    ];
+    for (shell, installed, program) in starts {
+        if !installed {
+            continue;
+        }
+        let made = json!({"session_name": "main", "shell": program});
+        let made = ok(&svc, "create_window", made).await;
+        let pane = made["active_pane_id"].as_str().unwrap().to_owned();
+        let args = json!({"pane_id": pane, "states": ["prompt"], "timeout": 10});
+        let got = wait_state(&svc, args).await;
+        assert_eq!(got["state"], "prompt", "{shell}: {got}");
+        let screen = tmux.cmd(&["capture-pane", "-p", "-t", &pane]);
+        assert!(
+            screen.trim_start().starts_with('$'),
+            "{shell}: answered before the prompt: {screen:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

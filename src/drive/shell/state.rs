@@ -11,7 +11,7 @@ use crate::drive::pane::pane_now;
 use crate::drive::probe::{self, probe_once};
 use crate::drive::watch::Watch;
 use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
-use crate::process::Activity;
+use crate::process::{Activity, Probe};
 
 /// Shells whose syntax run_command speaks (POSIX, or fish), by the name
 /// tmux reports as the pane's current command.
@@ -88,7 +88,7 @@ pub async fn await_shell(watch: &mut Watch, target: &Target) -> ToolResult<()> {
 /// When a local pane's process started less than `START_WAIT` ago, the
 /// moment that much time will have passed since; `None` for an older or a
 /// remote one (whose pid is not this machine's).
-async fn starting_until(watch: &Watch, target: &Target) -> Option<Instant> {
+pub async fn starting_until(watch: &Watch, target: &Target) -> Option<Instant> {
     if watch.pid == 0 || target.hub.local_socket().is_none() {
         return None;
     }
@@ -185,6 +185,29 @@ fn running(command: &str) -> (PaneState, String) {
             "{what} is still running: wait_for_command(command_id) follows it, stop_command(command_id) stops it"
         ),
     )
+}
+
+/// `probe`, unless it says `Prompt` for a shell that started less than
+/// `START_WAIT` ago (`starting_until`) and has drawn nothing yet: that one
+/// is still starting (fish runs its start-up file in its own process
+/// group, with a thread of its own waiting in `poll`), so `Running`.
+pub async fn before_first_prompt(
+    watch: &mut Watch,
+    target: &Target,
+    starting_until: Option<Instant>,
+    probe: Probe,
+) -> Probe {
+    let starting = starting_until.is_some_and(|until| Instant::now() < until);
+    if probe.activity != Activity::Prompt || !starting {
+        return probe;
+    }
+    if watch.refresh_geometry(target).await.is_err() || !watch.geometry.blank {
+        return probe;
+    }
+    Probe {
+        activity: Activity::Running,
+        ..probe
+    }
 }
 
 #[cfg(test)]

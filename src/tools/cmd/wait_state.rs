@@ -48,6 +48,7 @@ use tokio::time::Instant;
 use crate::config::Config;
 use crate::drive::pace::{Pace, Woke};
 use crate::drive::probe::{SETTLE, ended, foreground_watch, probe_pane, with_tmux_command};
+use crate::drive::shell::state;
 use crate::drive::shell::typed::is_plumbing;
 use crate::drive::since::{self, Earlier, Since};
 use crate::drive::tail::{TailBuf, bounded_tail};
@@ -403,6 +404,9 @@ struct Waiter {
     fg_exit: Option<(u32, ExitWatch)>,
     /// With `since`: what was printed from it to the entry.
     earlier: Option<Earlier>,
+    /// A new pane's shell may still be starting until then
+    /// ([`state::before_first_prompt`]).
+    starting_until: Option<std::time::Instant>,
 }
 
 impl Waiter {
@@ -452,6 +456,11 @@ impl Waiter {
             probe_pane(&mut prober).await
         };
         let entry = with_tmux_command(target, watch.id, entry).await;
+        let starting_until = match dead {
+            true => None,
+            false => state::starting_until(&watch, target).await,
+        };
+        let entry = state::before_first_prompt(&mut watch, target, starting_until, entry).await;
         let fg_exit = foreground_watch(None, &entry, pid);
         let mut tracker = Tracker::new(wanted, idle, started, entry);
         tracker.gone = dead;
@@ -473,6 +482,7 @@ impl Waiter {
             pane_exit,
             fg_exit,
             earlier,
+            starting_until,
         })
     }
 
@@ -522,6 +532,8 @@ impl Waiter {
             probe_pane(&mut self.prober).await
         };
         let probe = with_tmux_command(target, self.watch.id, probe).await;
+        let probe =
+            state::before_first_prompt(&mut self.watch, target, self.starting_until, probe).await;
         self.fg_exit = foreground_watch(self.fg_exit.take(), &probe, self.pid);
         self.tracker.probed(probe, now);
     }
