@@ -79,6 +79,9 @@ pub struct HeadTail {
     pub left_out: usize,
     /// Bytes cut from lines longer than the whole budget.
     pub cut_bytes: usize,
+    /// The parts of a line cut at the line view's bound, joined up to
+    /// `max_bytes` ([`HeadTail::push_part`]); what is past is cut.
+    pending: Vec<u8>,
 }
 
 impl HeadTail {
@@ -93,12 +96,43 @@ impl HeadTail {
             max_bytes: max_bytes.max(1),
             left_out: 0,
             cut_bytes: 0,
+            pending: Vec::new(),
         }
     }
 
-    /// Adds the next line (bytes, decoded lossily only when kept). The
-    /// line that stands for those left out counts against `max_lines`.
+    /// Adds a part of the next line; `ends`: the line ends with it. A line
+    /// longer than the line view's bound comes in parts, and is one line
+    /// here: kept up to `max_bytes`, the rest counted in `cut_bytes`, not
+    /// as lines left out.
+    pub fn push_part(&mut self, part: &[u8], ends: bool) {
+        if self.pending.is_empty() && ends {
+            return self.push(part);
+        }
+        let room = self.max_bytes.saturating_sub(self.pending.len());
+        let kept = cut_to(part, room);
+        self.cut_bytes += part.len() - kept.len();
+        self.pending.extend_from_slice(kept);
+        if ends {
+            let line = std::mem::take(&mut self.pending);
+            self.push(&line);
+        }
+    }
+
+    /// Ends the output's last line: `last`, what the line view holds of it
+    /// (empty when the output ended with a newline, or at a part's end).
+    pub fn end_output(&mut self, last: &[u8]) {
+        if !last.is_empty() || !self.pending.is_empty() {
+            self.push_part(last, true);
+        }
+    }
+
+    /// Adds the next line (bytes, decoded lossily only when kept), or the
+    /// end of one whose parts came before. The line that stands for those
+    /// left out counts against `max_lines`.
     pub fn push(&mut self, line: &[u8]) {
+        if !self.pending.is_empty() {
+            return self.push_part(line, true);
+        }
         let line = unpadded(line);
         let head_lines = (self.max_lines - 1).div_ceil(2);
         let head_budget = self.max_bytes / 2;
@@ -182,6 +216,31 @@ mod tests {
         }
         let left = h.left_out;
         (h.into_lines(|n| format!("[{n}]")), left)
+    }
+
+    #[test]
+    fn a_line_in_parts_is_one_line_cut_not_lines_left_out() {
+        let long = |h: &mut HeadTail| {
+            for _ in 0..4 {
+                h.push_part(&[b'x'; 64 * 1024], false);
+            }
+            h.push_part(&[b'x'; 37_856], true);
+        };
+        // Alone: kept up to the budget, the rest cut, nothing left out.
+        let mut h = HeadTail::new(100, 1000);
+        long(&mut h);
+        assert_eq!((h.left_out, h.cut_bytes), (0, 300_000 - 1000));
+        assert_eq!(h.into_lines(|n| format!("[{n}]")), ["x".repeat(1000)]);
+        // Between two lines that the budget keeps: one line left out.
+        let mut h = HeadTail::new(100, 1000);
+        h.push(b"before");
+        long(&mut h);
+        h.push(b"after");
+        assert_eq!(h.left_out, 1);
+        assert_eq!(
+            h.into_lines(|n| format!("[{n}]")),
+            ["before", "[1]", "after"]
+        );
     }
 
     #[test]

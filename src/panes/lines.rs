@@ -125,6 +125,11 @@ impl Params {
 pub trait Sink {
     /// A completed line, without its newline.
     fn line(&mut self, line: &[u8]);
+    /// The first `max_line` bytes of a longer line, cut there: its next
+    /// part follows (as another part, or as the line's end).
+    fn part(&mut self, part: &[u8]) {
+        self.line(part)
+    }
     /// An SGR sequence (`CSI … m`, no private marker), read when the
     /// current line held `at` bytes before the cursor.
     fn sgr(&mut self, _at: usize, _params: &Params) {}
@@ -136,6 +141,19 @@ struct LineSink<'a, F>(&'a mut F);
 impl<F: FnMut(&[u8])> Sink for LineSink<'_, F> {
     fn line(&mut self, line: &[u8]) {
         (self.0)(line)
+    }
+}
+
+/// A closure that takes a line's parts and whether each ends its line.
+struct PartSink<'a, F>(&'a mut F);
+
+impl<F: FnMut(&[u8], bool)> Sink for PartSink<'_, F> {
+    fn line(&mut self, line: &[u8]) {
+        (self.0)(line, true)
+    }
+
+    fn part(&mut self, part: &[u8]) {
+        (self.0)(part, false)
     }
 }
 
@@ -188,6 +206,13 @@ impl LineView {
     /// without its newline.
     pub fn feed(&mut self, bytes: &[u8], out: &mut impl FnMut(&[u8])) {
         self.feed_to(bytes, &mut LineSink(out));
+    }
+
+    /// [`LineView::feed`], telling a line cut at the bound from one that
+    /// ended: `out(part, ends)`, where the parts of one long line all but
+    /// the last come with `ends` false.
+    pub fn feed_parts(&mut self, bytes: &[u8], out: &mut impl FnMut(&[u8], bool)) {
+        self.feed_to(bytes, &mut PartSink(out));
     }
 
     /// [`LineView::feed`], telling `out` the SGR sequences too.
@@ -338,6 +363,13 @@ impl LineView {
         self.col = 0;
     }
 
+    /// Ends the current line at the bound: a part of a longer line.
+    fn cut_line(&mut self, out: &mut impl Sink) {
+        out.part(&self.line);
+        self.line.clear();
+        self.col = 0;
+    }
+
     /// A run of text bytes (no C0 controls but `\t`, no DEL).
     fn text(&mut self, mut run: &[u8], out: &mut impl Sink) {
         let max = self.max_line;
@@ -358,7 +390,7 @@ impl LineView {
             self.col = self.line.len();
             run = &run[n..];
             if !run.is_empty() {
-                self.end_line(out);
+                self.cut_line(out);
             }
         }
     }
@@ -370,7 +402,7 @@ impl LineView {
         let col = self.col;
         if is_continuation(b) {
             if self.line.len() >= self.max_line + MAX_SPILL {
-                self.end_line(out);
+                self.cut_line(out);
                 self.line.push(b);
                 self.col = 1;
                 return;
@@ -621,6 +653,18 @@ mod tests {
         let (lines, partial) = run(&mut view, &[b"abcd\ra", &[0x80; 20]]);
         assert!(lines.iter().all(|l| l.len() <= 4 + MAX_SPILL));
         assert!(partial.len() <= 4 + MAX_SPILL);
+    }
+
+    #[test]
+    fn the_parts_of_a_cut_line_say_so() {
+        let mut view = LineView::new(4);
+        let mut parts = Vec::new();
+        view.feed_parts(b"abcdefghij\nxy\n", &mut |part, ends| {
+            parts.push((String::from_utf8_lossy(part).into_owned(), ends))
+        });
+        let want = [("abcd", false), ("efgh", false), ("ij", true), ("xy", true)];
+        let want: Vec<_> = want.iter().map(|&(p, e)| (p.to_owned(), e)).collect();
+        assert_eq!(parts, want);
     }
 
     #[test]

@@ -157,3 +157,45 @@ async fn show_buffer_is_bounded_by_default() {
     .await;
     assert_eq!(all["content"], content.as_str());
 }
+
+/// One line longer than the whole bound (300,000 characters, which the
+/// line view takes in 64 KB parts) counts as one line: left out whole
+/// between the lines around it, which the bound keeps (issue 33.6: it read
+/// as 3 or 5 lines left out). run_command and wait_for_command alike.
+#[tokio::test]
+async fn one_long_line_counts_as_one_line() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = tmux.first_pane();
+    let print = "python3 -c \"print('a'); print('x' * 300000); print('z')\"";
+    let want = json!(["a", "[... 1 lines left out ...]", "z"]);
+    let run = json!({"pane_id": pane, "command": print, "timeout": 30});
+    let r = sized(&svc, "run_command", run).await;
+    assert_eq!(r["exit_status"], 0, "{r}");
+    assert_eq!(r["output_truncated"], true);
+    assert_eq!(r["output_truncated_lines"], 1, "{r}");
+    assert_eq!(r["output"], want);
+
+    let run = json!({"pane_id": pane, "command": print, "background": true});
+    let started = ok(&svc, "run_command", run).await;
+    let id = started["command_id"].as_str().expect("a handle").to_owned();
+    let waited = json!({"command_id": id, "timeout": 30});
+    let w = sized(&svc, "wait_for_command", waited).await;
+    assert_eq!(w["exit_status"], 0, "{w}");
+    assert_eq!(w["output"], want, "{w}");
+
+    // Alone, the line is kept, cut to the bound.
+    let print = "python3 -c \"print('x' * 300000)\"";
+    let run = json!({"pane_id": pane, "command": print, "timeout": 30});
+    let r = sized(&svc, "run_command", run).await;
+    assert_eq!(
+        (&r["output_truncated"], &r["output_truncated_lines"]),
+        (&json!(true), &json!(0)),
+        "{r}"
+    );
+    let lines = r["output"].as_array().unwrap();
+    assert!(
+        lines.len() == 1 && lines[0].as_str().unwrap().starts_with("xxx"),
+        "{r}"
+    );
+}

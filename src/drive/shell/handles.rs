@@ -543,7 +543,7 @@ impl Reader {
             }
             span.scan(at, chunk, gap, &mut |bytes| {
                 span::count_since_newline(since_newline, bytes);
-                view.feed(bytes, &mut |line| output.push(line));
+                view.feed_parts(bytes, &mut |part, ends| output.push_part(part, ends));
             });
         });
         self.missed |= info.missed;
@@ -567,9 +567,7 @@ impl Reader {
     /// whole line returned, while the command runs).
     pub fn finish(&mut self, output: &mut HeadTail) -> u64 {
         if let Some((at, _)) = self.span.ended {
-            if !self.view.partial().is_empty() {
-                output.push(self.view.partial());
-            }
+            output.end_output(self.view.partial());
             return at;
         }
         let held = (self.since_newline + self.span.held_len()) as u64;

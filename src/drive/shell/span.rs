@@ -239,7 +239,7 @@ pub async fn collect(
             }
             span.scan(at, chunk, gap, &mut |bytes| {
                 count_since_newline(&mut since_newline, bytes);
-                view.feed(bytes, &mut |line| output.push(line));
+                view.feed_parts(bytes, &mut |part, ends| output.push_part(part, ends));
             });
         });
         // Output lost before it could be read (an eviction, a re-attach)
@@ -255,11 +255,11 @@ pub async fn collect(
                 let from = span.output_from.unwrap_or(*cursor);
                 *cursor = cursor.saturating_sub(held).max(from);
             }
-            span.flush(&mut |bytes| view.feed(bytes, &mut |line| output.push(line)));
-            if !view.partial().is_empty() {
-                // Output without a final newline.
-                output.push(view.partial());
-            }
+            span.flush(&mut |bytes| {
+                view.feed_parts(bytes, &mut |part, ends| output.push_part(part, ends))
+            });
+            // Output without a final newline.
+            output.end_output(view.partial());
             return Ok(missed);
         }
         // Output, a progress tick or the deadline: read again.
