@@ -319,6 +319,23 @@ pub fn age(pid: u32) -> Option<std::time::Duration> {
     }
 }
 
+/// How long ago process `pid` started, when it is a shell by its name: a
+/// pane whose own process is a young shell may still be running its
+/// start-up files, before its first prompt. `None` for another program,
+/// or when it cannot be read.
+pub fn shell_age(pid: u32) -> Option<std::time::Duration> {
+    shell_age_by(ProbeKind::chosen(), pid)
+}
+
+fn shell_age_by(kind: ProbeKind, pid: u32) -> Option<std::time::Duration> {
+    let (name, age) = match kind {
+        #[cfg(target_os = "linux")]
+        ProbeKind::Linux => (linux::name(pid)?, linux::age as fn(u32) -> _),
+        _ => (ps::name_of(pid)?, ps::age_of as fn(u32) -> _),
+    };
+    is_shell_name(&name).then(|| age(pid)).flatten()
+}
+
 /// Whether the process `pid` has ended (`kill(pid, 0)` finds none). No
 /// `/proc`, so the same on every unix; a process of another user (or
 /// pid 0) reads as not ended.
@@ -786,6 +803,10 @@ mod linux {
         read_stat(&format!("/proc/{pane_pid}/stat")).map(|s| (s.pgrp, s.tpgid))
     }
 
+    pub(super) fn name(pid: u32) -> Option<Vec<u8>> {
+        read_stat(&format!("/proc/{pid}/stat")).map(|s| s.comm)
+    }
+
     /// From the process's `starttime` (field 22 of its `stat`, in clock
     /// ticks after boot) and the machine's uptime.
     pub(super) fn age(pid: u32) -> Option<std::time::Duration> {
@@ -1086,6 +1107,38 @@ mod tests {
     // Recorded from /proc on Linux 6.18 (a bash at its prompt, pid 22323,
     // on /dev/pts/0 = tty_nr 34816).
     const BASH_AT_PROMPT: &[u8] = b"22323 (bash) S 22322 22323 22323 34816 22323 4194304 491 0 1 0 0 0 0 0 20 0 1 0 1009410 4816896 856 18446744073709551615 94806619136000 94806619925405 140721203183456 0 0 0 0 3686404 1266761467 1 0 0 17 1 0 0 0 0 0 94806620158704 94806620206948 94807653998592 140721203190453 140721203190477 140721203190477 140721203191786 0\n";
+
+    /// Both probes tell a young shell's age, and nothing of another
+    /// program's.
+    #[test]
+    fn a_shell_has_an_age_and_another_program_none() {
+        let spawn = |program: &str, args: &[&str]| {
+            std::process::Command::new(program)
+                .args(args)
+                .stdin(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        };
+        let mut shell = spawn("sh", &["-c", "sleep 5; :"]);
+        let mut other = spawn("sleep", &["5"]);
+        let kinds: &[ProbeKind] = if cfg!(target_os = "linux") {
+            &[ProbeKind::Linux, ProbeKind::Portable]
+        } else {
+            &[ProbeKind::Portable]
+        };
+        for &kind in kinds {
+            let age = shell_age_by(kind, shell.id());
+            assert!(
+                age.is_some_and(|a| a < std::time::Duration::from_secs(5)),
+                "{kind:?}: {age:?}"
+            );
+            assert_eq!(shell_age_by(kind, other.id()), None, "{kind:?}");
+        }
+        for child in [&mut shell, &mut other] {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
 
     #[test]
     fn parses_a_recorded_stat() {

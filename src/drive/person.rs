@@ -22,6 +22,12 @@
 //!   Attaching counts as a key (tmux starts `client_activity` at the
 //!   client's creation): a person who just arrived gets the same pause. A
 //!   server on another host is judged by this machine's clock.
+//! - **A new pane's shell is let start.** A blank pane (cursor at the top
+//!   left, no history) whose own process is a local shell started less
+//!   than 5 s ago is waited for until it draws: typed sooner, the input
+//!   is echoed before the prompt, or read by a start-up file's command
+//!   ([`state::await_first_draw`]). Asked with the pane's facts, at no
+//!   extra round trip; skipped, like the rest, when nothing is checked.
 //!
 //! The pane's facts and the clients come in two commands sent together
 //! (one round trip on the control client).
@@ -32,6 +38,7 @@ use crate::config::Limits;
 use crate::drive::linger;
 use crate::drive::pane::pane_record;
 use crate::drive::probe::probe_once;
+use crate::drive::shell::state;
 use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
 use crate::process::{self, Activity};
 use crate::tmux::socket::Address;
@@ -83,7 +90,22 @@ impl Waited {
     }
 }
 
-const PANE_FIELDS: &[&str] = &["pane_id", "pane_tty", "pane_pid", "window_id", "session_id"];
+const PANE_FIELDS: &[&str] = &[
+    "pane_id",
+    "pane_tty",
+    "pane_pid",
+    "window_id",
+    "session_id",
+    "cursor_x",
+    "cursor_y",
+    "history_size",
+];
+
+/// Nothing drawn on the pane yet, by its facts: the cursor at the top left
+/// and no history.
+fn blank(facts: &[String]) -> bool {
+    facts[5..8].iter().all(|v| v == "0")
+}
 
 /// One client of the server, as the floor rule reads it.
 #[derive(Clone, Debug, PartialEq)]
@@ -146,7 +168,7 @@ fn now_secs() -> f64 {
 }
 
 /// The pane's facts: `[pane_id, pane_tty, pane_pid, window_id,
-/// session_id]`, and the server's clients (none asked when the floor rule
+/// session_id, cursor_x, cursor_y, history_size]`, and the server's clients (none asked when the floor rule
 /// is off).
 async fn look(
     target: &Target,
@@ -191,8 +213,9 @@ fn nothing_to_check(limits: &Limits, no_secret: bool) -> bool {
     (limits.secret_input || no_secret) && limits.human_quiet.is_none()
 }
 
-/// Checks, and waits where the person has the floor, before typing into
-/// `pane`; how long it waited. `no_secret`: what is typed cannot be a
+/// Checks, and waits where the person has the floor or a new pane's
+/// shell has not drawn yet, before typing into `pane`; how long it
+/// waited for the person. `no_secret`: what is typed cannot be a
 /// password (a key that gives up on the prompt), so a password prompt
 /// does not refuse it.
 pub async fn before_typing(target: &Target, pane: PaneId, no_secret: bool) -> ToolResult<Waited> {
@@ -227,12 +250,19 @@ async fn checks_before_typing(
     let (secret_ok, quiet) = (limits.secret_input || no_secret, limits.human_quiet);
     let started = Instant::now();
     let mut waited = Duration::ZERO;
+    let mut first = true;
     loop {
         let (facts, clients) = match seen.take().filter(|s| s.at.elapsed() < SEEN_FRESH) {
             Some(seen) => (seen.facts, seen.clients),
             None => look(target, pane, quiet.is_some()).await?,
         };
         let (tty, pid, window, session) = (&facts[1], &facts[2], &facts[3], &facts[4]);
+        if std::mem::take(&mut first)
+            && blank(&facts)
+            && state::await_first_draw(target, pane, pid.parse().unwrap_or(0)).await?
+        {
+            continue;
+        }
         if !secret_ok && is_secret(target, tty, pid).await {
             tell_person(target, pane, tty, session, &clients).await;
             return Err(secret_refusal(target, pane));

@@ -58,6 +58,15 @@ pub async fn age(pid: u32) -> Option<std::time::Duration> {
         .flatten()
 }
 
+/// How long ago process `pid` started, when it is a shell
+/// ([`process::shell_age`]), off the async threads.
+pub async fn shell_age(pid: u32) -> Option<std::time::Duration> {
+    tokio::task::spawn_blocking(move || process::shell_age(pid))
+        .await
+        .ok()
+        .flatten()
+}
+
 /// Where the OS says nothing but that the process lives (no `/proc`, or
 /// a pane on another host), what tmux says: the foreground command
 /// (`pane_current_command`) is the pane's shell (`default-shell`) at a

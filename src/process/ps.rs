@@ -110,6 +110,13 @@ pub fn state_of(pid: u32) -> Option<u8> {
     out.trim_ascii().first().copied()
 }
 
+/// The command name of `pid` (`ps -o comm=`: a path on BSD and macOS).
+pub fn name_of(pid: u32) -> Option<Vec<u8>> {
+    let out = run(&["-o", "comm=", "-p", &pid.to_string()])?;
+    let name = out.trim_ascii();
+    (!name.is_empty()).then(|| name.to_vec())
+}
+
 /// How long ago `pid` started: `ps -o etime=`, `[[dd-]hh:]mm:ss`.
 pub fn age_of(pid: u32) -> Option<std::time::Duration> {
     parse_etime(&run(&["-o", "etime=", "-p", &pid.to_string()])?)

@@ -9,6 +9,7 @@ use crate::support::{BOUND, PrivateTmux, err, ok, shell_installed};
 use tmux_mcp::drive::cursor::Cursor;
 use tmux_mcp::process::{self, Activity};
 use tmux_mcp::tmux::history::{self, Anchor};
+use tmux_mcp::tools::TmuxService;
 
 /// Each shell by the name tmux reports, with a one-character prompt and
 /// no user config.
@@ -405,46 +406,12 @@ async fn a_silent_commands_cursor_reads_on_across_history_drops() {
 #[tokio::test]
 async fn a_new_panes_slow_shell_is_waited_for_before_typing() {
     let dir = tempfile_dir();
-    let shells = [
-        ("bash", true),
-        ("zsh", shell_installed("zsh", "slow rc")),
-        ("fish", shell_installed("fish", "slow rc")),
-    ];
-    for (shell, installed) in shells {
-        if !installed {
-            continue;
-        }
+    for shell in slow_shells() {
         for delay in ["0.3", "1"] {
             let tmux = PrivateTmux::start();
             let svc = tmux.service();
-            let rc = format!("{dir}/{shell}-{delay}");
-            std::fs::create_dir_all(&rc).expect("rc dir");
-            let start = format!("sleep {delay}\nPS1='$ '\n");
-            let program = match shell {
-                "bash" => {
-                    std::fs::write(format!("{rc}/bashrc"), start).expect("bashrc");
-                    format!("bash --noprofile --rcfile {rc}/bashrc")
-                }
-                "zsh" => {
-                    std::fs::write(format!("{rc}/.zshrc"), start).expect("zshrc");
-                    format!("env ZDOTDIR={rc} zsh")
-                }
-                _ => {
-                    let config = format!("{rc}/fish");
-                    std::fs::create_dir_all(&config).expect("fish config dir");
-                    let prompt = "function fish_prompt; echo -n '$ '; end";
-                    let start = format!("sleep {delay}\n{prompt}\nset fish_greeting\n");
-                    std::fs::write(format!("{config}/config.fish"), start).expect("config.fish");
-                    format!("env XDG_CONFIG_HOME={rc} fish")
-                }
-            };
-            let made = ok(
-                &svc,
-                "create_window",
-                json!({"session_name": "main", "shell": program}),
-            )
-            .await;
-            let pane = made["active_pane_id"].as_str().expect("a pane").to_owned();
+            let program = slow_shell(&dir, shell, delay);
+            let pane = new_window(&svc, &program).await;
             let r = ok(
                 &svc,
                 "run_command",
@@ -459,16 +426,102 @@ async fn a_new_panes_slow_shell_is_waited_for_before_typing() {
             let screen = tmux
                 .until_text(&pane, |t| t.trim_end().ends_with('$'))
                 .await;
-            let lines: Vec<&str> = screen
-                .lines()
-                .map(str::trim_end)
-                .filter(|l| !l.is_empty())
-                .collect();
             assert_eq!(
-                lines,
+                drawn_lines(&screen),
                 ["$ sh -c 'echo hi; exit 3'", "hi", "$"],
                 "{shell} {delay}: the screen holds what a person typing it would have seen"
             );
+        }
+    }
+}
+
+/// The shells a slow start is tried in: bash, and zsh and fish where
+/// installed.
+fn slow_shells() -> Vec<&'static str> {
+    let others = ["zsh", "fish"].into_iter();
+    let installed = others.filter(|shell| shell_installed(shell, "slow rc"));
+    std::iter::once("bash").chain(installed).collect()
+}
+
+/// A new window in session `main` running `program`: its pane.
+async fn new_window(svc: &TmuxService, program: &str) -> String {
+    let made = ok(
+        svc,
+        "create_window",
+        json!({"session_name": "main", "shell": program}),
+    )
+    .await;
+    made["active_pane_id"].as_str().expect("a pane").to_owned()
+}
+
+/// The program that starts `shell` with start-up files that sleep `delay`
+/// seconds before they set the prompt to `$ `, written under `dir`.
+fn slow_shell(dir: &str, shell: &str, delay: &str) -> String {
+    let rc = format!("{dir}/{shell}-{delay}");
+    std::fs::create_dir_all(&rc).expect("rc dir");
+    let start = format!("sleep {delay}\nPS1='$ '\n");
+    match shell {
+        "bash" => {
+            std::fs::write(format!("{rc}/bashrc"), start).expect("bashrc");
+            format!("bash --noprofile --rcfile {rc}/bashrc")
+        }
+        "zsh" => {
+            std::fs::write(format!("{rc}/.zshrc"), start).expect("zshrc");
+            format!("env ZDOTDIR={rc} zsh")
+        }
+        _ => {
+            let config = format!("{rc}/fish");
+            std::fs::create_dir_all(&config).expect("fish config dir");
+            let prompt = "function fish_prompt; echo -n '$ '; end";
+            let start = format!("sleep {delay}\n{prompt}\nset fish_greeting\n");
+            std::fs::write(format!("{config}/config.fish"), start).expect("config.fish");
+            format!("env XDG_CONFIG_HOME={rc} fish")
+        }
+    }
+}
+
+/// The screen's lines that hold anything, without trailing blanks.
+fn drawn_lines(screen: &str) -> Vec<&str> {
+    screen
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Text typed at once into a new pane whose shell still reads slow
+/// start-up files, by each input tool, lands on the shell's first prompt
+/// line: not echoed above it by the terminal while the rc file sleeps,
+/// nor lost (issue 29, 5).
+#[tokio::test]
+async fn input_into_a_new_panes_slow_shell_waits_for_its_prompt() {
+    let dir = tempfile_dir();
+    for shell in slow_shells() {
+        let tmux = PrivateTmux::start();
+        let svc = tmux.service();
+        let program = slow_shell(&dir, shell, "1");
+        let inputs = [
+            ("send_keys", json!({"keys": "echo sent"}), "sent"),
+            ("paste_text", json!({"text": "echo pasted"}), ""),
+            ("send_prompt", json!({"text": "echo prompted"}), "prompted"),
+        ];
+        for (tool, mut args, printed) in inputs {
+            let pane = new_window(&svc, &program).await;
+            args["pane_id"] = json!(pane);
+            let typed = args.get("keys").or(args.get("text")).cloned().unwrap();
+            let line = format!("$ {}", typed.as_str().unwrap());
+            ok(&svc, tool, args).await;
+            let want: Vec<&str> = match printed {
+                "" => vec![&line],
+                out => vec![&line, out, "$"],
+            };
+            let screen = tmux
+                .until_text(&pane, |t| {
+                    let drawn = drawn_lines(t);
+                    drawn.len() >= want.len() && drawn.last() == want.last()
+                })
+                .await;
+            assert_eq!(drawn_lines(&screen), want, "{shell} {tool}");
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::drive::probe::{self, probe_once};
 use crate::drive::watch::Watch;
 use crate::drive::{ErrorKind, Target, ToolError, ToolResult};
 use crate::process::{Activity, Probe};
+use crate::tmux::PaneId;
 
 /// Shells whose syntax run_command speaks (POSIX, or fish), by the name
 /// tmux reports as the pane's current command.
@@ -74,7 +75,16 @@ pub async fn await_shell(watch: &mut Watch, target: &Target) -> ToolResult<()> {
         }
         watch.changed(left).await;
     }
-    while let Some(until) = starting_until.filter(|_| watch.geometry.blank) {
+    match starting_until {
+        Some(until) => until_drawn(watch, target, until).await,
+        None => Ok(()),
+    }
+}
+
+/// Waits until the watched pane draws something (its screen no longer
+/// [`blank`](crate::drive::watch::Geometry::blank)), or until `until`.
+async fn until_drawn(watch: &mut Watch, target: &Target, until: Instant) -> ToolResult<()> {
+    while watch.geometry.blank {
         watch.follower_mut().mark_seen();
         watch.refresh_geometry(target).await?;
         let left = until.saturating_duration_since(Instant::now());
@@ -83,6 +93,24 @@ pub async fn await_shell(watch: &mut Watch, target: &Target) -> ToolResult<()> {
         }
     }
     Ok(())
+}
+
+/// Before input into a pane whose screen is blank: when its own process
+/// is a local shell that started less than `START_WAIT` ago, waits until
+/// it draws (its first prompt) or that time is up, so that what is typed
+/// is not echoed before the prompt or read by a start-up file's command
+/// (issue 29, 5). Whether it waited: the caller's look is then stale.
+pub async fn await_first_draw(target: &Target, pane: PaneId, pid: u32) -> ToolResult<bool> {
+    if pid == 0 || target.hub.local_socket().is_none() {
+        return Ok(false);
+    }
+    let Some(age) = probe::shell_age(pid).await.filter(|age| *age < START_WAIT) else {
+        return Ok(false);
+    };
+    let until = Instant::now() + (START_WAIT - age);
+    let mut watch = Watch::start(target, pane).await?;
+    until_drawn(&mut watch, target, until).await?;
+    Ok(true)
 }
 
 /// When a local pane's process started less than `START_WAIT` ago, the
