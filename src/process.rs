@@ -319,21 +319,30 @@ pub fn age(pid: u32) -> Option<std::time::Duration> {
     }
 }
 
-/// How long ago process `pid` started, when it is a shell by its name: a
-/// pane whose own process is a young shell may still be running its
-/// start-up files, before its first prompt. `None` for another program,
-/// or when it cannot be read.
-pub fn shell_age(pid: u32) -> Option<std::time::Duration> {
-    shell_age_by(ProbeKind::chosen(), pid)
+/// A process's start, as [`started`] reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Started {
+    /// How long ago it started.
+    pub age: std::time::Duration,
+    /// Whether it is a shell, by its name: a pane whose own process is a
+    /// young shell may still be running its start-up files.
+    pub shell: bool,
 }
 
-fn shell_age_by(kind: ProbeKind, pid: u32) -> Option<std::time::Duration> {
+/// How long ago process `pid` started, and whether it is a shell; `None`
+/// when it is gone or cannot be read.
+pub fn started(pid: u32) -> Option<Started> {
+    started_by(ProbeKind::chosen(), pid)
+}
+
+fn started_by(kind: ProbeKind, pid: u32) -> Option<Started> {
     let (name, age) = match kind {
         #[cfg(target_os = "linux")]
-        ProbeKind::Linux => (linux::name(pid)?, linux::age as fn(u32) -> _),
-        _ => (ps::name_of(pid)?, ps::age_of as fn(u32) -> _),
+        ProbeKind::Linux => (linux::name(pid)?, linux::age(pid)?),
+        _ => (ps::name_of(pid)?, ps::age_of(pid)?),
     };
-    is_shell_name(&name).then(|| age(pid)).flatten()
+    let shell = is_shell_name(&name);
+    Some(Started { age, shell })
 }
 
 /// Whether the process `pid` has ended (`kill(pid, 0)` finds none). No
@@ -1108,10 +1117,9 @@ mod tests {
     // on /dev/pts/0 = tty_nr 34816).
     const BASH_AT_PROMPT: &[u8] = b"22323 (bash) S 22322 22323 22323 34816 22323 4194304 491 0 1 0 0 0 0 0 20 0 1 0 1009410 4816896 856 18446744073709551615 94806619136000 94806619925405 140721203183456 0 0 0 0 3686404 1266761467 1 0 0 17 1 0 0 0 0 0 94806620158704 94806620206948 94807653998592 140721203190453 140721203190477 140721203190477 140721203191786 0\n";
 
-    /// Both probes tell a young shell's age, and nothing of another
-    /// program's.
+    /// Both probes tell a young process's age and whether it is a shell.
     #[test]
-    fn a_shell_has_an_age_and_another_program_none() {
+    fn a_process_start_tells_its_age_and_a_shell() {
         let spawn = |program: &str, args: &[&str]| {
             std::process::Command::new(program)
                 .args(args)
@@ -1126,14 +1134,14 @@ mod tests {
         } else {
             &[ProbeKind::Portable]
         };
+        let young = |s: Option<Started>| s.filter(|s| s.age < std::time::Duration::from_secs(5));
         for &kind in kinds {
-            let age = shell_age_by(kind, shell.id());
-            assert!(
-                age.is_some_and(|a| a < std::time::Duration::from_secs(5)),
-                "{kind:?}: {age:?}"
-            );
-            assert_eq!(shell_age_by(kind, other.id()), None, "{kind:?}");
+            let shell = young(started_by(kind, shell.id()));
+            assert_eq!(shell.map(|s| s.shell), Some(true), "{kind:?}: {shell:?}");
+            let other = young(started_by(kind, other.id()));
+            assert_eq!(other.map(|s| s.shell), Some(false), "{kind:?}: {other:?}");
         }
+        assert_eq!(started(u32::MAX), None);
         for child in [&mut shell, &mut other] {
             child.kill().unwrap();
             child.wait().unwrap();

@@ -58,10 +58,10 @@ pub async fn age(pid: u32) -> Option<std::time::Duration> {
         .flatten()
 }
 
-/// How long ago process `pid` started, when it is a shell
-/// ([`process::shell_age`]), off the async threads.
-pub async fn shell_age(pid: u32) -> Option<std::time::Duration> {
-    tokio::task::spawn_blocking(move || process::shell_age(pid))
+/// How long ago process `pid` started and whether it is a shell
+/// ([`process::started`]), off the async threads.
+pub async fn started(pid: u32) -> Option<process::Started> {
+    tokio::task::spawn_blocking(move || process::started(pid))
         .await
         .ok()
         .flatten()

@@ -183,6 +183,20 @@ pub(crate) async fn call(client: &mut McpClient, name: &str, arguments: Value) -
     r["structuredContent"].clone()
 }
 
+/// Takes tmux's lock `lock`, which `command` waits for, and runs it in the
+/// background in `pane`: its command id.
+async fn held_in_background(
+    tmux: &PrivateTmux,
+    client: &mut McpClient,
+    pane: &str,
+    lock: &str,
+    command: &str,
+) -> String {
+    tmux.cmd(&["wait-for", "-L", lock]);
+    let run = json!({"pane_id": pane, "command": command, "background": true});
+    id(&call(client, "run_command", run).await)
+}
+
 /// Waits until `pane`'s option `@tmux_mcp_end` names `id`: the wrapper
 /// recorded the end (tmux has no event for an option set).
 async fn until_end_recorded(tmux: &PrivateTmux, pane: &str, id: &str) {
@@ -190,7 +204,8 @@ async fn until_end_recorded(tmux: &PrivateTmux, pane: &str, id: &str) {
     let format = "#{@tmux_mcp_end}";
     while !tmux
         .cmd(&["display-message", "-p", "-t", pane, format])
-        .starts_with(&format!("{id} "))
+        .split(';')
+        .any(|end| end.starts_with(&format!("{id} ")))
     {
         assert!(
             started.elapsed() < BOUND,
@@ -224,15 +239,8 @@ async fn a_restarted_server_takes_the_commands_over_from_tmux() {
     assert!(!flag(&ended_pane).exists());
     let mut ids = Vec::new();
     for (pane, lock, status) in [(&ended_pane, "one", 7), (&running_pane, "two", 9)] {
-        tmux.cmd(&["wait-for", "-L", lock]);
         let command = format!("echo {lock}; tmux -S {socket} wait-for -L {lock}; exit {status}");
-        let r = call(
-            &mut a,
-            "run_command",
-            json!({"pane_id": pane, "command": command, "background": true}),
-        )
-        .await;
-        ids.push(id(&r));
+        ids.push(held_in_background(&tmux, &mut a, pane, lock, &command).await);
     }
     // Each pane's flag file asks its wrapper to record the end; a command
     // that ended within its call left none.
@@ -300,6 +308,42 @@ async fn a_restarted_server_takes_the_commands_over_from_tmux() {
     assert_eq!(w["lines_missed"], true, "{w}");
 }
 
+/// A restarted server takes over every recent handle of a pane, not only
+/// the last: one that ended under the first server, with its status, and
+/// the one still running after it (issue 29).
+#[tokio::test]
+async fn a_restarted_server_takes_over_each_handle_of_a_pane() {
+    let tmux = PrivateTmux::start();
+    let pane = shell_pane(&tmux, "bash", BASH).await;
+    let socket = tmux.socket_path().display().to_string();
+    let (mut a, mut first) = server(&tmux).await;
+    let mut ids = Vec::new();
+    for (lock, status) in [("one", 5), ("two", 6)] {
+        let command = format!("tmux -S {socket} wait-for -L {lock}; exit {status}");
+        ids.push(held_in_background(&tmux, &mut a, &pane, lock, &command).await);
+        if lock == "one" {
+            tmux.cmd(&["wait-for", "-U", lock]);
+            let w = json!({"command_id": ids[0], "timeout": 10});
+            let w = call(&mut a, "wait_for_command", w).await;
+            assert_eq!(w["exit_status"], status, "{w}");
+        }
+    }
+    first.kill().await.expect("kill the first server");
+
+    let (mut b, _second) = server(&tmux).await;
+    let listed = call(&mut b, "list_commands", json!({})).await;
+    let listed = listed["commands"].as_array().expect("commands").clone();
+    let found = |id: &str| listed.iter().find(|c| c["command_id"] == id).cloned();
+    let (one, two) = (found(&ids[0]), found(&ids[1]));
+    let state = |c: Option<Value>| c.map(|c| (c["running"].clone(), c["exit_status"].clone()));
+    assert_eq!(state(one), Some((json!(false), json!(5))), "{listed:?}");
+    assert_eq!(state(two), Some((json!(true), Value::Null)), "{listed:?}");
+    tmux.cmd(&["wait-for", "-U", "two"]);
+    let w = json!({"command_id": ids[1], "timeout": 10});
+    let w = call(&mut b, "wait_for_command", w).await;
+    assert_eq!(w["exit_status"], 6, "{w}");
+}
+
 /// A command that floods while no call waits: its exit status is exact,
 /// and the lines it printed are all returned (head, tail, and the count
 /// left out between) unless the result says lines were missed.
@@ -350,9 +394,10 @@ async fn a_flooding_command_keeps_its_exact_status() {
             (output.len() - usize::from(left_out > 0) + left_out, output)
         };
         let ((mut before, mut first), (after, rest)) = (lines(&r), lines(&w));
+        // (It may already hold all its characters, its newline not yet.)
         let cut = |l: Option<&String>, whole: Option<&String>| {
             l.zip(whole)
-                .is_some_and(|(l, whole)| l != whole && whole.starts_with(l.as_str()))
+                .is_some_and(|(l, whole)| whole.starts_with(l.as_str()))
         };
         if cut(first.last(), rest.first()) {
             first.pop();

@@ -49,9 +49,13 @@ const STOP_PROBE: Duration = Duration::from_millis(20);
 /// been lost (after a gap in the recording).
 const LOST_END_PROBE: Duration = Duration::from_millis(250);
 
-/// The pane user option holding the handle started last in the pane:
-/// `1 <id> <w|m> <started_at> <pane pid> <command, hex>`.
+/// The pane user option holding the handles started last in the pane's
+/// process, oldest first, each `1 <id> <w|m> <started_at> <pane pid>
+/// <command, hex>`, separated by `;`.
 pub const START_OPTION: &str = "@tmux_mcp_cmd";
+/// Handles [`START_OPTION`] keeps per pane: a restarted server takes
+/// over a pane's recent commands, not only its last one.
+const HANDLES_KEPT: usize = 8;
 
 /// One command run_command started.
 #[derive(Clone, Debug)]
@@ -168,7 +172,7 @@ impl Record {
         }
     }
 
-    /// What [`START_OPTION`] keeps of it.
+    /// What [`START_OPTION`] keeps of it (one entry).
     pub fn recorded(&self) -> String {
         let kind = match self.delimiters {
             Delimiters::Markers(_) => 'w',
@@ -181,7 +185,8 @@ impl Record {
         )
     }
 
-    /// The handle a [`START_OPTION`] value of `pane` describes.
+    /// The handle an entry of a [`START_OPTION`] value of `pane`
+    /// describes.
     fn from_recorded(pane: PaneId, value: &[u8]) -> Option<Record> {
         let mut words = value.split(|&b| b == b' ');
         if words.next()? != b"1" {
@@ -231,15 +236,44 @@ impl Record {
     }
 }
 
-/// A handle's end as [`END_OPTION`] holds it (`<nonce> <status>`): its
-/// status, if the option names `id`.
+/// The handles a [`START_OPTION`] value of `pane` holds, oldest first,
+/// each with its entry (one it cannot read is passed over).
+fn recorded_starts(pane: PaneId, value: &str) -> impl Iterator<Item = (Record, &str)> {
+    let entries = value.split(';');
+    entries.filter_map(move |entry| Some((Record::from_recorded(pane, entry.as_bytes())?, entry)))
+}
+
+/// A handle's end as [`END_OPTION`] holds it (`;<nonce> <status>` per
+/// command, appended): its status, if the option names `id`.
 fn recorded_end(value: &[u8], id: &str) -> Option<Option<i64>> {
-    let (nonce, status) = value.split_at(memchr::memchr(b' ', value)?);
-    (nonce == id.as_bytes()).then(|| {
-        std::str::from_utf8(&status[1..])
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
+    value.split(|&b| b == b';').rev().find_map(|entry| {
+        let entry = entry.trim_ascii_start();
+        let (nonce, status) = entry.split_at(memchr::memchr(b' ', entry)?);
+        (nonce == id.as_bytes()).then(|| {
+            std::str::from_utf8(&status[1..])
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+        })
     })
+}
+
+/// The pane's two handle options once `record` is added to what `row`
+/// holds: the newest [`HANDLES_KEPT`] handles of the pane's present
+/// process, and the ends of those only.
+fn options_with(row: &HandleRow, record: &Record) -> (String, String) {
+    let earlier = recorded_starts(record.pane, &row.start)
+        .filter(|(r, _)| r.pid == record.pid && r.id != record.id);
+    let earlier: Vec<(Record, &str)> = earlier.collect();
+    let kept = &earlier[earlier.len().saturating_sub(HANDLES_KEPT - 1)..];
+    let own = record.recorded();
+    let entries = kept.iter().map(|(_, entry)| *entry);
+    let start = entries.chain([own.as_str()]).collect::<Vec<_>>().join(";");
+    let ends = row.end.split(';').filter(|entry| {
+        let nonce = entry.trim_start().split(' ').next().unwrap_or_default();
+        kept.iter().any(|(r, _)| r.id == nonce)
+    });
+    let end = ends.map(|entry| format!(";{entry}")).collect();
+    (start, end)
 }
 
 /// Records `record`'s start in its pane, for a server started later, and
@@ -247,9 +281,18 @@ fn recorded_end(value: &[u8], id: &str) -> Option<Option<i64>> {
 /// runs after the command. Best effort: without them, only this process
 /// knows the handle.
 pub async fn record_start(target: &Target, record: &Record) {
-    let set = set_pane_option(record.pane, START_OPTION, record.recorded());
-    let script = end_scripts::write(&target.server, record.pane, &record.id);
-    let (set, script) = tokio::join!(target.run(set), script);
+    // The options are set before the script exists: until then no
+    // wrapper appends to the ends, which this rewrites.
+    let set = async {
+        let row = HANDLE_ROW.parse(&target.run(handle_row(record.pane)).await?);
+        let (start, end) = options_with(&row.into_iter().next().unwrap_or_default(), record);
+        let start = target.run(set_pane_option(record.pane, START_OPTION, start));
+        let end = target.run(set_pane_option(record.pane, END_OPTION, end));
+        let (start, end) = tokio::join!(start, end);
+        start.and(end)
+    };
+    let set = set.await;
+    let script = end_scripts::write(&target.server, record.pane, &record.id).await;
     let failed = [
         set.err().map(|e| e.message),
         script.err().map(|e| e.to_string()),
@@ -265,7 +308,12 @@ pub async fn record_start(target: &Target, record: &Record) {
 /// the end.
 async fn record_end(target: &Target, pane: PaneId, id: &str, status: Option<i64>) {
     let Some(status) = status else { return };
-    let set = set_pane_option(pane, END_OPTION, format!("{id} {status}"));
+    let end = format!(";{id} {status}");
+    let set = Command::new("set-option")
+        .flag("-ap")
+        .target(pane)
+        .arg(END_OPTION)
+        .arg(end);
     if let Err(e) = target.run(set).await {
         eprintln!(
             "tmux-mcp: recording the end of command {id} in tmux: {}",
@@ -313,11 +361,7 @@ async fn refresh_server(server: &Server) -> Result<(), TmuxError> {
 /// [`refresh`] for one pane: a wait on its command after a gap reads only
 /// that pane's row. A pane that is gone is left to the wait's own check.
 async fn refresh_pane(target: &Target, pane: PaneId) {
-    let row = Command::new("display-message")
-        .flag("-p")
-        .target(pane)
-        .arg(HANDLE_ROW.template());
-    if let Ok(rows) = target.run(row).await {
+    if let Ok(rows) = target.run(handle_row(pane)).await {
         for (id, end) in take_over(&target.server, &HANDLE_ROW.parse(&rows)) {
             end_command(&target.server, &id, None, end).await;
         }
@@ -372,6 +416,14 @@ pub async fn at_exit(server: &Server) {
     }
 }
 
+/// The command that reads `pane`'s [`HandleRow`].
+fn handle_row(pane: PaneId) -> Command {
+    Command::new("display-message")
+        .flag("-p")
+        .target(pane)
+        .arg(HANDLE_ROW.template())
+}
+
 /// One pane's row for [`refresh`]: its id and process, whether it is
 /// dead, and the two handle options.
 #[derive(Default)]
@@ -402,11 +454,10 @@ fn take_over(server: &Server, rows: &[HandleRow]) -> Vec<(String, End)> {
             continue;
         };
         let pid = row.pid;
-        if let Some(found) = Record::from_recorded(pane, row.start.as_bytes())
-            && found.pid == pid
-            && commands.get(&found.id).is_none()
-        {
-            commands.add(found);
+        for (found, _) in recorded_starts(pane, &row.start) {
+            if found.pid == pid && commands.get(&found.id).is_none() {
+                commands.add(found);
+            }
         }
         for (id, started_in) in commands.running_in(pane) {
             if let Some(status) = recorded_end(row.end.as_bytes(), &id) {
@@ -439,16 +490,13 @@ impl Commands {
         self.records.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Keeps `record`, forgetting the oldest finished ones past the bound.
+    /// Keeps `record` in the order of the commands' starts (one taken
+    /// over from tmux may be older than those kept).
     pub fn add(&self, record: Record) {
         let mut records = self.lock();
-        records.push_back(record);
-        while records.iter().filter(|r| r.ended).count() > KEEP_FINISHED {
-            let Some(oldest) = records.iter().position(|r| r.ended) else {
-                break;
-            };
-            records.remove(oldest);
-        }
+        let at = records.partition_point(|r| r.started_at <= record.started_at);
+        records.insert(at, record);
+        forget_finished(&mut records);
     }
 
     pub fn get(&self, id: &str) -> Option<Record> {
@@ -477,6 +525,7 @@ impl Commands {
                 ended = Some(r.pane);
             }
         });
+        forget_finished(&mut self.lock());
         ended
     }
 
@@ -491,6 +540,17 @@ impl Commands {
     /// Every kept command, oldest first.
     pub fn list(&self) -> Vec<Record> {
         self.lock().iter().cloned().collect()
+    }
+}
+
+/// Forgets the earliest started finished commands past [`KEEP_FINISHED`]:
+/// an old one taken over from tmux and ended goes at once.
+fn forget_finished(records: &mut VecDeque<Record>) {
+    while records.iter().filter(|r| r.ended).count() > KEEP_FINISHED {
+        let Some(oldest) = records.iter().position(|r| r.ended) else {
+            break;
+        };
+        records.remove(oldest);
     }
 }
 
@@ -1007,5 +1067,65 @@ mod tests {
         assert_eq!(recorded_end(b"abc123 x", "abc123"), Some(None));
         assert_eq!(recorded_end(b"other 7", "abc123"), None);
         assert_eq!(recorded_end(b"", "abc123"), None);
+        let appended = b";aaa 1;abc123 7;bbb ";
+        assert_eq!(recorded_end(appended, "abc123"), Some(Some(7)));
+        assert_eq!(recorded_end(appended, "bbb"), Some(None));
+        assert_eq!(recorded_end(appended, "ccc"), None);
+    }
+
+    fn started(id: &str, pid: u32, at: f64) -> Record {
+        let entry = format!("1 {id} m {at} {pid} 6869");
+        Record::from_recorded(PaneId(4), entry.as_bytes()).unwrap()
+    }
+
+    /// A pane keeps its newest handles of its present process, and the
+    /// ends of those only; each reads back.
+    #[test]
+    fn a_pane_keeps_its_recent_handles_and_their_ends() {
+        let mut row = HandleRow::default();
+        for n in 0..12u32 {
+            let record = started(&format!("c{n}"), 42, f64::from(n));
+            (row.start, row.end) = options_with(&row, &record);
+            row.end.push_str(&format!(";c{n} {n}"));
+        }
+        let ids: Vec<String> = recorded_starts(PaneId(4), &row.start)
+            .map(|(r, _)| r.id)
+            .collect();
+        let newest: Vec<String> = (4..12).map(|n| format!("c{n}")).collect();
+        assert_eq!(ids, newest);
+        assert!(!row.end.contains("c3 "), "{}", row.end);
+        assert!(row.end.starts_with(";c4 4;"), "{}", row.end);
+        for n in 4..12 {
+            assert_eq!(
+                recorded_end(row.end.as_bytes(), &format!("c{n}")),
+                Some(Some(i64::from(n)))
+            );
+        }
+        // A respawned pane's process starts a list of its own.
+        let (start, end) = options_with(&row, &started("d0", 43, 20.0));
+        assert_eq!(recorded_starts(PaneId(4), &start).count(), 1, "{start}");
+        assert_eq!(end, "");
+        // A value from before the list, and junk, read as far as they go.
+        let old = "1 abc w 1.5 42 6869;junk;;2 x";
+        let ids: Vec<String> = recorded_starts(PaneId(4), old).map(|(r, _)| r.id).collect();
+        assert_eq!(ids, ["abc"]);
+    }
+
+    /// Commands are kept in the order they started, and an old one taken
+    /// over and ended past the bound of finished ones is forgotten at once.
+    #[test]
+    fn an_old_finished_command_taken_over_is_forgotten() {
+        let commands = Commands::default();
+        for n in 1..=KEEP_FINISHED {
+            commands.add(Record {
+                ended: true,
+                ..started(&format!("c{n}"), 42, n as f64 + 10.0)
+            });
+        }
+        commands.add(started("old", 42, 1.0));
+        assert_eq!(commands.list()[0].id, "old");
+        commands.end("old", None, End::Status(Some(0)));
+        assert!(commands.get("old").is_none());
+        assert_eq!(commands.list().len(), KEEP_FINISHED);
     }
 }

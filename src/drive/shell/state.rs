@@ -99,18 +99,39 @@ async fn until_drawn(watch: &mut Watch, target: &Target, until: Instant) -> Tool
 /// is a local shell that started less than `START_WAIT` ago, waits until
 /// it draws (its first prompt) or that time is up, so that what is typed
 /// is not echoed before the prompt or read by a start-up file's command
-/// (issue 29, 5). Whether it waited: the caller's look is then stale.
+/// (issue 29, 5). A process that is no shell yet may be on its way to one
+/// (`env VAR=… zsh`, `sh -c` before its exec): it is given `SHELL_WAIT`
+/// from its start to become one. Whether it waited: the caller's look is
+/// then stale.
 pub async fn await_first_draw(target: &Target, pane: PaneId, pid: u32) -> ToolResult<bool> {
     if pid == 0 || target.hub.local_socket().is_none() {
         return Ok(false);
     }
-    let Some(age) = probe::shell_age(pid).await.filter(|age| *age < START_WAIT) else {
-        return Ok(false);
-    };
-    let until = Instant::now() + (START_WAIT - age);
-    let mut watch = Watch::start(target, pane).await?;
-    until_drawn(&mut watch, target, until).await?;
-    Ok(true)
+    let mut watch = None;
+    loop {
+        let Some(started) = probe::started(pid).await else {
+            return Ok(watch.is_some());
+        };
+        let bound = if started.shell {
+            START_WAIT
+        } else {
+            SHELL_WAIT
+        };
+        let Some(left) = bound
+            .checked_sub(started.age)
+            .filter(|left| !left.is_zero())
+        else {
+            return Ok(watch.is_some());
+        };
+        let watch = match &mut watch {
+            Some(watch) => watch,
+            None => watch.insert(Watch::start(target, pane).await?),
+        };
+        until_drawn(watch, target, Instant::now() + left).await?;
+        if !watch.geometry.blank || started.shell {
+            return Ok(true);
+        }
+    }
 }
 
 /// When a local pane's process started less than `START_WAIT` ago, the

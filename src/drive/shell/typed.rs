@@ -53,9 +53,10 @@ pub fn bare(command: &str, how: ShellTyping) -> String {
     format!("{}{command}", how.space())
 }
 
-/// The pane user option where the wrapper records how its command ended
-/// (`<nonce> <status>`): tmux keeps it for a server started later, and it
-/// shows nowhere in the pane.
+/// The pane user option where the wrapper records how its commands ended
+/// (`;<nonce> <status>` each, appended; the `;` leads, as tmux's command
+/// line reads an argument's trailing `;` as the end of a command): tmux
+/// keeps it for a server started later, and it shows nowhere in the pane.
 pub const END_OPTION: &str = "@tmux_mcp_end";
 
 /// The wrapper line for `command` with markers of `nonce`, typed where
@@ -181,11 +182,12 @@ pub fn end_script_pane(number: &str) -> Option<PaneId> {
 }
 
 /// The end script of `pane`, run by `sh` with the command's nonce and
-/// status: records them in the pane's [`END_OPTION`] through the `tmux`
-/// the shell finds (its `$TMUX`), then removes itself.
+/// status: appends them (`;<nonce> <status>`) to the pane's
+/// [`END_OPTION`] through the `tmux` the shell finds (its `$TMUX`), then
+/// removes itself.
 pub fn end_script(pane: PaneId) -> String {
     format!(
-        "tmux set-option -p -t '{pane}' {END_OPTION} \"$1 $2\" </dev/null >/dev/null 2>&1\nrm -f \"$0\"\n"
+        "tmux set-option -ap -t '{pane}' {END_OPTION} \";$1 $2\" </dev/null >/dev/null 2>&1\nrm -f \"$0\"\n"
     )
 }
 
@@ -378,7 +380,7 @@ mod tests {
         }
         assert_eq!(
             end_script(PANE),
-            "tmux set-option -p -t '%3' @tmux_mcp_end \"$1 $2\" </dev/null >/dev/null 2>&1\nrm -f \"$0\"\n"
+            "tmux set-option -ap -t '%3' @tmux_mcp_end \";$1 $2\" </dev/null >/dev/null 2>&1\nrm -f \"$0\"\n"
         );
     }
 
