@@ -229,6 +229,15 @@ impl Hub {
         }
     }
 
+    /// The tmux program and socket one-shot commands run, for a server on
+    /// this machine.
+    pub fn local_tmux(&self) -> Option<&LocalTmux> {
+        match &self.oneshot {
+            OneShot::Local(local) => Some(local),
+            OneShot::Ssh(_) => None,
+        }
+    }
+
     /// The socket path, for a server on this machine.
     pub fn local_socket(&self) -> Option<&Path> {
         match &self.address {

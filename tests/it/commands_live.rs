@@ -344,6 +344,52 @@ async fn a_restarted_server_takes_over_each_handle_of_a_pane() {
     assert_eq!(w["exit_status"], 6, "{w}");
 }
 
+/// A handle whose pane's shell has no `tmux` on its `PATH` still records
+/// its end for a server started later: the end script names this
+/// server's tmux program and socket (issue 29).
+#[tokio::test]
+async fn a_shell_without_tmux_on_its_path_records_its_end() {
+    let tmux = PrivateTmux::start();
+    let bin = std::env::temp_dir().join(format!("tmux-mcp-no-tmux-{}", std::process::id()));
+    std::fs::create_dir_all(&bin).expect("a bin dir");
+    for program in ["sh", "rm", "cat"] {
+        let _ = std::os::unix::fs::symlink(format!("/bin/{program}"), bin.join(program));
+    }
+    let shell = format!(
+        "env PATH={} PS1='$ ' /bin/bash --norc --noprofile",
+        bin.display()
+    );
+    let pane = shell_pane(&tmux, "bare", &shell).await;
+    let (mut a, mut first) = server(&tmux).await;
+    let absent = call(
+        &mut a,
+        "run_command",
+        json!({"pane_id": pane, "command": "command -v tmux"}),
+    )
+    .await;
+    assert_eq!(absent["exit_status"], 1, "{absent}");
+    // `cat` waits for its input: the test's own tmux closes it.
+    let fifo = bin.join("input");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.expect("mkfifo").success());
+    let command = format!("cat {}; exit 5", fifo.display());
+    let run = json!({"pane_id": pane, "command": command, "background": true});
+    let handle = id(&call(&mut a, "run_command", run).await);
+    first.kill().await.expect("kill the first server");
+    std::fs::write(&fifo, "").expect("the fifo's writer");
+    until_end_recorded(&tmux, &pane, &handle).await;
+    let (mut b, _second) = server(&tmux).await;
+    let w = json!({"command_id": handle, "timeout": 10});
+    let w = call(&mut b, "wait_for_command", w).await;
+    assert_eq!(
+        (w["running"].clone(), w["exit_status"].clone()),
+        (json!(false), json!(5)),
+        "{w}"
+    );
+    let _ = std::fs::remove_dir_all(&bin);
+}
+
 /// A command that floods while no call waits: its exit status is exact,
 /// and the lines it printed are all returned (head, tail, and the count
 /// left out between) unless the result says lines were missed.

@@ -21,6 +21,7 @@
 //! only.
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use super::typed;
@@ -61,8 +62,28 @@ pub async fn write(server: &Server, pane: PaneId, id: &str) -> Result<(), TmuxEr
     }
     state.owners.insert(pane, id.to_owned());
     let suffix = typed::end_script_suffix(pane);
-    hub.write_beside_socket(&suffix, &typed::end_script(pane))
+    let local = hub.local_tmux().and_then(|local| {
+        let program = absolute_program(&local.tmux_bin)?;
+        Some((program, local.socket.to_str()?.to_owned()))
+    });
+    let local = local.as_ref().map(|(p, s)| (p.as_str(), s.as_str()));
+    hub.write_beside_socket(&suffix, &typed::end_script(pane, local))
         .await
+}
+
+/// `program` as an absolute path: found on this process's `PATH` when it
+/// is a bare name, as tmux's children would not find it on theirs.
+fn absolute_program(program: &Path) -> Option<String> {
+    let found = match program.is_absolute() {
+        true => program.to_path_buf(),
+        false if program.components().count() == 1 => std::env::var_os("PATH")
+            .iter()
+            .flat_map(std::env::split_paths)
+            .map(|dir| dir.join(program))
+            .find(|path| path.is_file() && path.is_absolute())?,
+        false => std::env::current_dir().ok()?.join(program),
+    };
+    found.to_str().map(str::to_owned)
 }
 
 /// Removes `pane`'s end script now that command `id` ended, unless the

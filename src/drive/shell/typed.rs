@@ -138,7 +138,7 @@ pub fn wrapped(command: &str, nonce: &str, how: ShellTyping, at: Geometry, pane:
 /// with `-S` may sit in a directory others write to). The test is a
 /// builtin: a command that ended within its call forks nothing more. The script
 /// runs in the background (no prompt waits on a tmux client), with no job
-/// message, and silently fails (no tmux on the PATH, a remote shell, the
+/// message, and silently fails (no tmux to run, a remote shell, the
 /// script removed by the server that read the end marker between the test
 /// and `sh` opening it). It prints nothing: output after the prompt would be a gap in the
 /// recording once run_command returned; a waiter that lost the end marker
@@ -183,12 +183,23 @@ pub fn end_script_pane(number: &str) -> Option<PaneId> {
 
 /// The end script of `pane`, run by `sh` with the command's nonce and
 /// status: appends them (`;<nonce> <status>`) to the pane's
-/// [`END_OPTION`] through the `tmux` the shell finds (its `$TMUX`), then
-/// removes itself.
-pub fn end_script(pane: PaneId) -> String {
-    format!(
-        "tmux set-option -ap -t '{pane}' {END_OPTION} \";$1 $2\" </dev/null >/dev/null 2>&1\nrm -f \"$0\"\n"
-    )
+/// [`END_OPTION`], then removes itself. Through `local`, the tmux program
+/// and socket of this server when they are on this machine (a pane's
+/// shell may have no `tmux` on its `PATH`), else through the `tmux` the
+/// shell finds (its `$TMUX`).
+pub fn end_script(pane: PaneId, local: Option<(&str, &str)>) -> String {
+    let set =
+        format!("set-option -ap -t '{pane}' {END_OPTION} \";$1 $2\" </dev/null >/dev/null 2>&1");
+    let tmux = match local {
+        Some((program, socket)) => format!("{} -S {}", sh_quote(program), sh_quote(socket)),
+        None => "tmux".to_owned(),
+    };
+    format!("{tmux} {set} || tmux {set}\nrm -f \"$0\"\n")
+}
+
+/// Quotes `text` as one POSIX shell word.
+pub fn sh_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// The program a plain command runs (`sleep 30`, `make -j4 test`): words
@@ -378,9 +389,14 @@ mod tests {
         for other in ["", "03", "3x", "-3", "%3", "3 "] {
             assert_eq!(end_script_pane(other), None, "{other:?}");
         }
+        let set = "set-option -ap -t '%3' @tmux_mcp_end \";$1 $2\" </dev/null >/dev/null 2>&1";
         assert_eq!(
-            end_script(PANE),
-            "tmux set-option -ap -t '%3' @tmux_mcp_end \";$1 $2\" </dev/null >/dev/null 2>&1\nrm -f \"$0\"\n"
+            end_script(PANE, None),
+            format!("tmux {set} || tmux {set}\nrm -f \"$0\"\n")
+        );
+        assert_eq!(
+            end_script(PANE, Some(("/opt/t b/tmux", "/tmp/it's"))),
+            format!("'/opt/t b/tmux' -S '/tmp/it'\\''s' {set} || tmux {set}\nrm -f \"$0\"\n")
         );
     }
 

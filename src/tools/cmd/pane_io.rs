@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::drive::bounded::DEFAULT_BYTES;
 use crate::drive::input::{self, Input, KeyOptions};
 use crate::drive::person;
+use crate::drive::shell::typed::sh_quote;
 use crate::drive::tail::trimmed_lines;
 use crate::tmux::{Command, PaneId, SessionId, TmuxError};
 use crate::tools::shared::args::OnError;
@@ -383,11 +384,6 @@ const MAX_PATH: usize = 4096;
 /// Longest pipe command sent to tmux, escaped (its strftime buffer is 8 KiB).
 const MAX_COMMAND: usize = 8000;
 
-/// Quotes `text` as one POSIX shell word.
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
-}
-
 /// Escapes a pipe-pane command so tmux runs it exactly: pipe-pane passes
 /// the command through strftime (`%` doubled) and then through format
 /// expansion (`#` runs doubled, see [`spawn::literal`]).
@@ -416,7 +412,7 @@ async fn pipe_pane(target: Target, args: PipePaneArgs) -> ToolResult<String> {
         }
         Some(path) => {
             let redirect = if args.append { ">>" } else { ">" };
-            let command = pipe_command_literal(&format!("cat {redirect} {}", shell_quote(path)));
+            let command = pipe_command_literal(&format!("cat {redirect} {}", sh_quote(path)));
             // tmux expands the command into a buffer of 8 KiB; a longer one
             // would come out empty and silently log nothing.
             if command.len() > MAX_COMMAND {
@@ -671,7 +667,7 @@ mod tests {
             pipe_command_literal("cat >> '/t/#{pane_id} %d #[x]'"),
             "cat >> '/t/##{pane_id} %%d #[x]'"
         );
-        assert_eq!(shell_quote("a'b"), r"'a'\''b'");
+        assert_eq!(sh_quote("a'b"), r"'a'\''b'");
     }
 
     #[test]
