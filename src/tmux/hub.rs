@@ -229,13 +229,19 @@ impl Hub {
         }
     }
 
-    /// The tmux program and socket one-shot commands run, for a server on
-    /// this machine.
-    pub fn local_tmux(&self) -> Option<&LocalTmux> {
-        match &self.oneshot {
-            OneShot::Local(local) => Some(local),
-            OneShot::Ssh(_) => None,
-        }
+    /// The tmux program our commands run, as an absolute path: this
+    /// server's (found on this process's `PATH` when a bare name), or what
+    /// `command -v tmux` finds on the remote host, where they run `tmux`.
+    /// `None` when it cannot be told.
+    pub async fn tmux_program(&self) -> Option<String> {
+        let host = match &self.oneshot {
+            OneShot::Local(local) => return absolute_program(&local.tmux_bin),
+            OneShot::Ssh(ssh) => &ssh.host,
+        };
+        let ask = ["sh", "-c", "command -v tmux"].map(OsStr::new);
+        let done = host.run(&ask, self.limits.tmux_command_timeout, None).await;
+        let found = String::from_utf8(done.ok()?.stdout).ok()?;
+        Some(found.trim().to_owned()).filter(|path| path.starts_with('/'))
     }
 
     /// The socket path, for a server on this machine.
@@ -324,7 +330,7 @@ impl Hub {
     }
 
     /// tmux's socket path, asked once.
-    async fn socket_path(&self) -> Result<Vec<u8>, TmuxError> {
+    pub async fn socket_path(&self) -> Result<Vec<u8>, TmuxError> {
         if let Some(known) = self.socket_path.lock().expect("socket path lock").clone() {
             return Ok(known);
         }
@@ -1112,6 +1118,21 @@ fn lines(mut stdout: Vec<u8>) -> Lines {
 
 fn is_no_server(stderr: &str) -> bool {
     stderr.starts_with("no server running") || stderr.starts_with("error connecting to")
+}
+
+/// `program` as an absolute path: found on this process's `PATH` when it
+/// is a bare name.
+fn absolute_program(program: &Path) -> Option<String> {
+    let found = match program.is_absolute() {
+        true => program.to_path_buf(),
+        false if program.components().count() == 1 => std::env::var_os("PATH")
+            .iter()
+            .flat_map(std::env::split_paths)
+            .map(|dir| dir.join(program))
+            .find(|path| path.is_file() && path.is_absolute())?,
+        false => std::env::current_dir().ok()?.join(program),
+    };
+    found.to_str().map(str::to_owned)
 }
 
 #[cfg(test)]

@@ -199,7 +199,7 @@ async fn held_in_background(
 
 /// Waits until `pane`'s option `@tmux_mcp_end` names `id`: the wrapper
 /// recorded the end (tmux has no event for an option set).
-async fn until_end_recorded(tmux: &PrivateTmux, pane: &str, id: &str) {
+pub(crate) async fn until_end_recorded(tmux: &PrivateTmux, pane: &str, id: &str) {
     let started = std::time::Instant::now();
     let format = "#{@tmux_mcp_end}";
     while !tmux
@@ -344,35 +344,39 @@ async fn a_restarted_server_takes_over_each_handle_of_a_pane() {
     assert_eq!(w["exit_status"], 6, "{w}");
 }
 
+/// A shell with no `tmux` on its `PATH` (only `sh`, `rm` and `cat`), and
+/// a FIFO in the same directory for a command to wait on with `cat`
+/// until the test writes it: the directory, the shell and the FIFO.
+pub(crate) fn tmux_less_shell(tag: &str) -> (PathBuf, String, PathBuf) {
+    let bin = std::env::temp_dir().join(format!("tmux-mcp-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&bin);
+    std::fs::create_dir_all(&bin).expect("a bin dir");
+    for program in ["sh", "rm", "cat"] {
+        let linked = std::os::unix::fs::symlink(format!("/bin/{program}"), bin.join(program));
+        linked.expect("a link to the program");
+    }
+    let fifo = bin.join("input");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.expect("mkfifo").success());
+    let shell = format!(
+        "env PATH={} PS1='$ ' /bin/bash --norc --noprofile",
+        bin.display()
+    );
+    (bin, shell, fifo)
+}
+
 /// A handle whose pane's shell has no `tmux` on its `PATH` still records
 /// its end for a server started later: the end script names this
 /// server's tmux program and socket (issue 29).
 #[tokio::test]
 async fn a_shell_without_tmux_on_its_path_records_its_end() {
     let tmux = PrivateTmux::start();
-    let bin = std::env::temp_dir().join(format!("tmux-mcp-no-tmux-{}", std::process::id()));
-    std::fs::create_dir_all(&bin).expect("a bin dir");
-    for program in ["sh", "rm", "cat"] {
-        let _ = std::os::unix::fs::symlink(format!("/bin/{program}"), bin.join(program));
-    }
-    let shell = format!(
-        "env PATH={} PS1='$ ' /bin/bash --norc --noprofile",
-        bin.display()
-    );
+    let (bin, shell, fifo) = tmux_less_shell("local");
     let pane = shell_pane(&tmux, "bare", &shell).await;
     let (mut a, mut first) = server(&tmux).await;
-    let absent = call(
-        &mut a,
-        "run_command",
-        json!({"pane_id": pane, "command": "command -v tmux"}),
-    )
-    .await;
+    let absent = json!({"pane_id": pane, "command": "command -v tmux"});
+    let absent = call(&mut a, "run_command", absent).await;
     assert_eq!(absent["exit_status"], 1, "{absent}");
-    // `cat` waits for its input: the test's own tmux closes it.
-    let fifo = bin.join("input");
-    let _ = std::fs::remove_file(&fifo);
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-    assert!(made.expect("mkfifo").success());
     let command = format!("cat {}; exit 5", fifo.display());
     let run = json!({"pane_id": pane, "command": command, "background": true});
     let handle = id(&call(&mut a, "run_command", run).await);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::json;
 
-use crate::commands_live::{BASH, call, server};
+use crate::commands_live::{BASH, call, server, tmux_less_shell, until_end_recorded};
 use crate::pane_clean_live::shell_pane;
 use crate::ssh_live::Remote;
 use crate::support::mcp::McpClient;
@@ -99,6 +99,29 @@ async fn a_remote_end_script_goes_when_its_pane_is_killed() {
     remote.tmux.until_foreground(&pane, "sleep").await;
     remote.tmux.cmd(&["kill-pane", "-t", &pane]);
     until_gone(&script, "remote kill-pane").await;
+}
+
+/// On a server reached over ssh, a pane whose shell has no `tmux` on its
+/// `PATH` records its command's end: the script names the remote host's
+/// tmux by its absolute path (issue 29).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_shell_without_tmux_on_its_path_records_its_end() {
+    let Some(remote) = Remote::start() else {
+        return;
+    };
+    let (bin, shell, fifo) = tmux_less_shell("remote");
+    let pane = shell_pane(&remote.tmux, "bare", &shell).await;
+    let command = format!("cat {}; exit 5", fifo.display());
+    let start = json!({"pane_id": pane, "command": command, "background": true});
+    // A server of its own, gone before the command ends: the end comes
+    // to tmux through the script alone.
+    let svc = crate::ssh_live::service(&remote.sshd, Duration::from_secs(10));
+    let r = ok(&svc, "run_command", remote.args(start)).await;
+    let id = r["command_id"].as_str().expect("a command id").to_owned();
+    svc.shutdown().await;
+    std::fs::write(&fifo, "").expect("the fifo's writer");
+    until_end_recorded(&remote.tmux, &pane, &id).await;
+    let _ = std::fs::remove_dir_all(&bin);
 }
 
 /// The server exits just after a pane of one of its commands was killed:

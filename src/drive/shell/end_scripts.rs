@@ -21,12 +21,12 @@
 //! only.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use super::typed;
 use crate::drive::server::Server;
 use crate::ids::PaneId;
+use crate::tmux::hub::Hub;
 use crate::tmux::{Command, TmuxError};
 
 /// A file modified this little before a sweep began is left to the next
@@ -50,6 +50,9 @@ struct ScriptsState {
     owners: HashMap<PaneId, String>,
     /// The server's stale scripts were swept.
     swept: bool,
+    /// The tmux program and socket the scripts name ([`tmux_named`]),
+    /// once asked.
+    tmux: Option<Option<(String, String)>>,
 }
 
 /// Leaves `pane`'s end script for command `id`, sweeping the stale ones
@@ -62,28 +65,21 @@ pub async fn write(server: &Server, pane: PaneId, id: &str) -> Result<(), TmuxEr
     }
     state.owners.insert(pane, id.to_owned());
     let suffix = typed::end_script_suffix(pane);
-    let local = hub.local_tmux().and_then(|local| {
-        let program = absolute_program(&local.tmux_bin)?;
-        Some((program, local.socket.to_str()?.to_owned()))
-    });
-    let local = local.as_ref().map(|(p, s)| (p.as_str(), s.as_str()));
-    hub.write_beside_socket(&suffix, &typed::end_script(pane, local))
+    if state.tmux.is_none() {
+        state.tmux = Some(tmux_named(hub).await);
+    }
+    let tmux = state.tmux.as_ref().and_then(|t| t.as_ref());
+    let tmux = tmux.map(|(program, socket)| (program.as_str(), socket.as_str()));
+    hub.write_beside_socket(&suffix, &typed::end_script(pane, tmux))
         .await
 }
 
-/// `program` as an absolute path: found on this process's `PATH` when it
-/// is a bare name, as tmux's children would not find it on theirs.
-fn absolute_program(program: &Path) -> Option<String> {
-    let found = match program.is_absolute() {
-        true => program.to_path_buf(),
-        false if program.components().count() == 1 => std::env::var_os("PATH")
-            .iter()
-            .flat_map(std::env::split_paths)
-            .map(|dir| dir.join(program))
-            .find(|path| path.is_file() && path.is_absolute())?,
-        false => std::env::current_dir().ok()?.join(program),
-    };
-    found.to_str().map(str::to_owned)
+/// The tmux program and socket of `hub`'s server by their absolute paths,
+/// for scripts run by a pane's shell, which may have no `tmux` on its
+/// `PATH`.
+async fn tmux_named(hub: &Hub) -> Option<(String, String)> {
+    let socket = String::from_utf8(hub.socket_path().await.ok()?).ok()?;
+    Some((hub.tmux_program().await?, socket))
 }
 
 /// Removes `pane`'s end script now that command `id` ended, unless the

@@ -183,14 +183,14 @@ pub fn end_script_pane(number: &str) -> Option<PaneId> {
 
 /// The end script of `pane`, run by `sh` with the command's nonce and
 /// status: appends them (`;<nonce> <status>`) to the pane's
-/// [`END_OPTION`], then removes itself. Through `local`, the tmux program
-/// and socket of this server when they are on this machine (a pane's
-/// shell may have no `tmux` on its `PATH`), else through the `tmux` the
-/// shell finds (its `$TMUX`).
-pub fn end_script(pane: PaneId, local: Option<(&str, &str)>) -> String {
+/// [`END_OPTION`], then removes itself. Through `named`, the tmux program
+/// and socket of this server by their absolute paths (a pane's shell may
+/// have no `tmux` on its `PATH`), then through the `tmux` the shell finds
+/// (its `$TMUX`).
+pub fn end_script(pane: PaneId, named: Option<(&str, &str)>) -> String {
     let set =
         format!("set-option -ap -t '{pane}' {END_OPTION} \";$1 $2\" </dev/null >/dev/null 2>&1");
-    let tmux = match local {
+    let tmux = match named {
         Some((program, socket)) => format!("{} -S {}", sh_quote(program), sh_quote(socket)),
         None => "tmux".to_owned(),
     };
