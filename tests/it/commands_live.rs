@@ -164,6 +164,37 @@ async fn stop_command_signals_the_command_and_the_pane_names_it() {
     }
 }
 
+/// stop_command waits for the end as long as its `timeout` says: a
+/// command that ignores the signal is still running when it answers,
+/// and a stronger signal then ends it (issue 33).
+#[tokio::test]
+async fn stop_command_waits_as_long_as_its_timeout() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    let pane = shell_pane(&tmux, "bash", BASH).await;
+    // Ignored in the pane's shell, SIGINT is ignored in what it runs.
+    let ignore = json!({"pane_id": pane, "command": "trap '' INT", "in_subshell": false});
+    ok(&svc, "run_command", ignore).await;
+    let r = json!({"pane_id": pane, "command": "sleep 30", "background": true});
+    let handle = id(&ok(&svc, "run_command", r).await);
+    tmux.until_foreground(&pane, "sleep").await;
+    let bad = json!({"command_id": handle, "timeout": "soon"});
+    let bad = crate::support::err(&svc, "stop_command", bad).await;
+    assert!(bad.contains("timeout"), "{bad}");
+    let stop = json!({"command_id": handle, "timeout": 0.5});
+    let s = ok(&svc, "stop_command", stop).await;
+    assert_eq!(s["running"], true, "{s}");
+    let waited = s["elapsed_seconds"].as_f64().unwrap_or(f64::MAX);
+    assert!((0.5..5.0).contains(&waited), "{s}");
+    let kill = json!({"command_id": handle, "signal": "KILL"});
+    let s = ok(&svc, "stop_command", kill).await;
+    assert_eq!(
+        (s["running"].clone(), s["exit_status"].clone()),
+        (json!(false), json!(137)),
+        "{s}"
+    );
+}
+
 /// The binary on its stdio against `tmux`, initialized.
 pub(crate) async fn server(tmux: &PrivateTmux) -> (McpClient, tokio::process::Child) {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tmux-mcp"));

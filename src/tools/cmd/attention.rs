@@ -65,15 +65,15 @@ pub const MAX_PANES: usize = 256;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitForAttentionArgs {
-    // (no schema text) Default: all but idle.
+    /// Default: all but idle.
     reasons: Option<Vec<Reason>>,
-    // (no schema text) The token of the last answer: its events are not repeated.
+    /// The last answer's since: no event twice.
     since: Option<String>,
     #[serde(flatten)]
     session: SessionSel,
     window_id: Option<String>,
     pane_ids: Option<Vec<String>>,
-    // (no schema text) Default 1000.
+    /// Quiet ms that count as idle (1000).
     idle_ms: Option<i64>,
     // (no schema text) Seconds to wait (capped by the server).
     #[serde(default = "default_wait_timeout")]

@@ -25,7 +25,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
         NAME,
         Toolset::Inspect,
         "Call Read Tools Batch",
-        "Run inspect tools in order, a result row each (socket_name inside each operation's arguments); tools that change state or wait are refused. 60 KB cap (oldest rows elided).",
+        "Run inspect tools in order, a result row each (socket_name in each operation's arguments); no tool that changes state or waits. 60 KB cap (oldest rows elided).",
         READ,
         call_read_tools_batch,
     ));

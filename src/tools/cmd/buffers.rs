@@ -153,7 +153,7 @@ pub struct PasteBufferArgs {
     buffer_name: String,
     #[serde(flatten)]
     pane: PaneSel,
-    /// Bracketed paste, when the program enabled it.
+    // (no schema text) Bracketed paste, when the program enabled it.
     #[serde(default = "yes")]
     bracket: bool,
 }
@@ -182,7 +182,7 @@ async fn paste_buffer(target: Target, args: PasteBufferArgs) -> ToolResult<Strin
 pub struct ShowBufferArgs {
     // (no schema text) A buffer_name from load_buffer.
     buffer_name: String,
-    /// Keep the last N lines; null: all.
+    // (no schema text: the instructions) Keep the last N lines; null: all.
     #[serde(default, deserialize_with = "bounded::explicit")]
     #[schemars(with = "Option<i64>", extend("default" = 500))]
     max_lines: MaxLines,

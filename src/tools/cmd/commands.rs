@@ -55,7 +55,7 @@ pub fn register(tools: &mut Vec<ToolDef>, _: &Config) {
 const MAX_LINES: usize = 100;
 /// Most bytes a wait returns.
 const MAX_BYTES: usize = 8 * 1024;
-/// How long stop_command waits for the end.
+/// How long stop_command waits for the end by default.
 const STOP_WAIT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -219,6 +219,13 @@ pub struct StopCommandArgs {
     /// INT, TERM or KILL.
     #[serde(default = "default_signal")]
     signal: String,
+    // (no schema text) Seconds to wait for its end (capped by the server).
+    #[serde(default = "default_stop_timeout")]
+    timeout: f64,
+}
+
+fn default_stop_timeout() -> f64 {
+    STOP_WAIT.as_secs_f64()
 }
 
 fn default_signal() -> String {
@@ -226,10 +233,11 @@ fn default_signal() -> String {
 }
 
 async fn stop_command(
-    Call { target, ctx, .. }: Call,
+    Call { app, target, ctx }: Call,
     args: StopCommandArgs,
 ) -> ToolResult<CommandResult> {
     let started = Instant::now();
+    let effective = seconds(args.timeout, "timeout")?.min(app.config.wait_max);
     let signal = match args.signal.trim_start_matches("SIG") {
         "INT" => libc::SIGINT,
         "TERM" => libc::SIGTERM,
@@ -255,7 +263,7 @@ async fn stop_command(
             .map_err(|why| ToolError::new(ErrorKind::Refused, format!("command {id}: {why}")))?;
         stopping = Some(signal);
     }
-    let mut pace = Pace::new(&ctx, format!("command {id}"), started, STOP_WAIT);
+    let mut pace = Pace::new(&ctx, format!("command {id}"), started, effective);
     let mut output = HeadTail::new(MAX_LINES, MAX_BYTES);
     let waited = handles::wait(&target, id, &mut pace, &mut output, stopping).await?;
     Ok(result(&target, waited, output, started).await)

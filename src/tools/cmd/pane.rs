@@ -361,7 +361,7 @@ pub struct CapturePaneArgs {
     start: Option<i64>,
     // (no schema text) Last line (same numbering as start).
     end: Option<i64>,
-    /// Keep the last N lines; null: all.
+    // (no schema text: the instructions) Keep the last N lines; null: all.
     #[serde(default, deserialize_with = "bounded::explicit")]
     #[schemars(with = "Option<i64>", extend("default" = 500))]
     max_lines: MaxLines,
@@ -397,7 +397,7 @@ async fn capture_pane(Call { app, target, .. }: Call, args: CapturePaneArgs) -> 
 pub struct SnapshotPaneArgs {
     #[serde(flatten)]
     pane: PaneSel,
-    /// Keep the last N lines; null: all.
+    // (no schema text: the instructions) Keep the last N lines; null: all.
     #[serde(default, deserialize_with = "bounded::explicit")]
     #[schemars(with = "Option<i64>", extend("default" = 500))]
     max_lines: MaxLines,

@@ -299,7 +299,7 @@ pub struct PasteTextArgs {
     text: String,
     #[serde(flatten)]
     pane: PaneSel,
-    /// Bracketed paste, when the program enabled it.
+    // (no schema text) Bracketed paste, when the program enabled it.
     #[serde(default = "yes")]
     bracket: bool,
 }

@@ -36,7 +36,7 @@ pub fn register(tools: &mut Vec<ToolDef>, config: &Config) {
         "run_command",
         Toolset::Execute,
         "Run Command",
-        "Run a command at a pane's shell prompt (bash, sh, zsh, fish), wait, return its exit status and own output (a screenful, head and tail; capture_since(cursor) pages the rest). Still running at the timeout: command_id for wait_for_command.",
+        "Run a command at a pane's shell prompt; return its exit status and own output (head and tail; capture_since(cursor) pages the rest). Still running at the timeout: command_id for wait_for_command.",
         INPUT,
         run_command,
     );

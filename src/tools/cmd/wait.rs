@@ -62,7 +62,7 @@ pub struct WaitForTextArgs {
     // (no schema text) Seconds to wait (capped by the server).
     #[serde(default = "default_wait_timeout")]
     timeout: f64,
-    // (no schema text) Ignored (event-driven).
+    /// Ignored: waits are woken by output.
     #[serde(default = "default_interval")]
     interval: f64,
     // (no schema text) Match case (default: case-insensitive).
@@ -70,7 +70,7 @@ pub struct WaitForTextArgs {
     match_case: bool,
     /// Cursor or 'input'.
     since: Option<String>,
-    // (no schema text) Match the visible screen (full-screen programs).
+    /// Match the screen, not new output.
     screen: Option<bool>,
 }
 

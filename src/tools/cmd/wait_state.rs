@@ -125,7 +125,7 @@ impl AwaitedState {
 pub struct WaitForStateArgs {
     // (no schema text) Default: all.
     states: Option<Vec<AwaitedState>>,
-    // (no schema text) Milliseconds without output that count as idle.
+    /// Quiet ms that count as idle.
     #[serde(default = "default_idle_ms")]
     idle_ms: i64,
     #[serde(flatten)]
