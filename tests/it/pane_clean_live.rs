@@ -209,3 +209,58 @@ async fn waits_and_captures_never_see_the_plumbing() {
         "{since}"
     );
 }
+
+/// A command run the moment a full-screen program quits (the person's
+/// `q` in less) leaves the pane as a person would: the program's screen
+/// gone, then the command and its output after the prompt, no line of the
+/// wrapper (issue 33).
+#[tokio::test]
+async fn a_command_right_after_a_full_screen_program_leaves_no_wrapper() {
+    let tmux = PrivateTmux::start();
+    let svc = tmux.service();
+    for &(shell, start) in &SHELLS[..3] {
+        if !shell_installed(shell, "the clean pane after less") {
+            continue;
+        }
+        let pane = shell_pane(&tmux, shell, start).await;
+        for round in 0..3 {
+            tmux.cmd(&["send-keys", "-t", &pane, "less /etc/services", "Enter"]);
+            until_alternate(&tmux, &pane, "1").await;
+            tmux.cmd(&["send-keys", "-t", &pane, "q"]);
+            let echo = format!("echo after-{round}");
+            let run = json!({"pane_id": pane, "command": echo, "timeout": 10});
+            let r = ok(&svc, "run_command", run).await;
+            assert_eq!(r["output"], json!([format!("after-{round}")]), "{shell}");
+            let lines = at_prompt(&tmux, &pane).await;
+            let tail = &lines[lines.len().saturating_sub(3)..];
+            let want = [
+                format!("$ {echo}"),
+                format!("after-{round}"),
+                "$".to_owned(),
+            ];
+            assert_eq!(tail, want, "{shell} {round}: {lines:#?}");
+            assert!(
+                !lines
+                    .iter()
+                    .any(|l| l.contains("printf") || l.contains("6973")),
+                "{shell} {round}: {lines:#?}"
+            );
+        }
+    }
+}
+
+/// Waits until `pane`'s `alternate_on` reads `on`.
+async fn until_alternate(tmux: &PrivateTmux, pane: &str, on: &str) {
+    let deadline = tokio::time::Instant::now() + BOUND;
+    while tmux
+        .cmd(&["display-message", "-p", "-t", pane, "#{alternate_on}"])
+        .trim()
+        != on
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{pane}: alternate_on never {on}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
