@@ -113,19 +113,24 @@
 
 pub mod ps;
 
-/// What a pane is doing, from the operating system's side.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// What a pane is doing, from the operating system's side: the one pane
+/// state the tools report (run_command's `pane_state`, list_panes',
+/// wait_for_state's and the attention feed's process states), spelt in
+/// lower case. (Its variants' comments are not doc comments: a result's
+/// schema lists the values as a plain enum.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Activity {
-    /// The pane's shell holds the terminal: no command is running.
+    // The pane's shell holds the terminal: no command is running.
     Prompt,
-    /// The foreground command is blocked reading the terminal.
+    // The foreground command is blocked reading the terminal.
     Input,
-    /// The foreground command is blocked reading a line the terminal does
-    /// not echo: a password prompt.
+    // The foreground command is blocked reading a line the terminal does
+    // not echo: a password prompt.
     Secret,
-    /// A foreground command is doing something else.
+    // A foreground command is doing something else.
     Running,
-    /// The pane's process is gone.
+    // The pane's process is gone.
     Exited,
 }
 
@@ -1116,6 +1121,16 @@ mod tests {
     // Recorded from /proc on Linux 6.18 (a bash at its prompt, pid 22323,
     // on /dev/pts/0 = tty_nr 34816).
     const BASH_AT_PROMPT: &[u8] = b"22323 (bash) S 22322 22323 22323 34816 22323 4194304 491 0 1 0 0 0 0 0 20 0 1 0 1009410 4816896 856 18446744073709551615 94806619136000 94806619925405 140721203183456 0 0 0 0 3686404 1266761467 1 0 0 17 1 0 0 0 0 0 94806620158704 94806620206948 94807653998592 140721203190453 140721203190477 140721203190477 140721203191786 0\n";
+
+    /// A state is spelt one way, in results' JSON as in text.
+    #[test]
+    fn a_state_is_spelt_as_results_show_it() {
+        use Activity::*;
+        for state in [Prompt, Input, Secret, Running, Exited] {
+            let json = serde_json::to_value(state).unwrap();
+            assert_eq!(json, state.as_str(), "{state:?}");
+        }
+    }
 
     /// Both probes tell a young process's age and whether it is a shell.
     #[test]

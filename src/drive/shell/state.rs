@@ -4,9 +4,6 @@
 
 use std::time::{Duration, Instant};
 
-use schemars::JsonSchema;
-use serde::Serialize;
-
 use crate::drive::pane::pane_now;
 use crate::drive::probe::{self, probe_once};
 use crate::drive::watch::Watch;
@@ -163,19 +160,6 @@ fn not_a_shell(watch: &Watch) -> ToolError {
     )
 }
 
-/// The pane as run_command leaves it: its shell back at the prompt, the
-/// command waiting for input from the terminal (`secret`: for a password,
-/// echo off), still running, or the pane's process ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum PaneState {
-    Prompt,
-    Input,
-    Secret,
-    Running,
-    Exited,
-}
-
 const WAITS_FOR_SECRET: &str = "the command is waiting for a password (the terminal does not echo): a person types it in the pane; wait_for_state(states=['prompt']) follows, send C-c (send_keys keys='C-c' enter=false) gives up";
 const WAITS_FOR_INPUT: &str = "the command is waiting for input: answer with send_keys, or send C-c (send_keys keys='C-c' enter=false)";
 
@@ -184,7 +168,7 @@ const WAITS_FOR_INPUT: &str = "the command is waiting for input: answer with sen
 /// else from what tmux reports. `live`: the command ran in the pane's own
 /// shell, so that shell reading the terminal is the command's doing (its
 /// `read`, or more lines it asked for), not a prompt.
-pub async fn after_timeout(target: &Target, watch: &Watch, live: bool) -> (PaneState, String) {
+pub async fn after_timeout(target: &Target, watch: &Watch, live: bool) -> (Activity, String) {
     // A remote pane's pid is not this machine's: tmux's view only.
     let local = target.hub.local_socket().is_some();
     let probe = match local && watch.pid != 0 {
@@ -197,9 +181,9 @@ pub async fn after_timeout(target: &Target, watch: &Watch, live: bool) -> (PaneS
     };
     match activity {
         Some(Activity::Exited) => return exited(),
-        Some(Activity::Input) => return (PaneState::Input, WAITS_FOR_INPUT.to_owned()),
-        Some(Activity::Secret) => return (PaneState::Secret, WAITS_FOR_SECRET.to_owned()),
-        Some(Activity::Prompt) if live => return (PaneState::Input, WAITS_FOR_INPUT.to_owned()),
+        Some(Activity::Input) => return (Activity::Input, WAITS_FOR_INPUT.to_owned()),
+        Some(Activity::Secret) => return (Activity::Secret, WAITS_FOR_SECRET.to_owned()),
+        Some(Activity::Prompt) if live => return (Activity::Input, WAITS_FOR_INPUT.to_owned()),
         Some(Activity::Running) => return running(foreground.as_deref().unwrap_or_default()),
         _ => {}
     }
@@ -218,18 +202,18 @@ pub async fn after_timeout(target: &Target, watch: &Watch, live: bool) -> (PaneS
     }
 }
 
-fn exited() -> (PaneState, String) {
-    (PaneState::Exited, "the pane's process ended".to_owned())
+fn exited() -> (Activity, String) {
+    (Activity::Exited, "the pane's process ended".to_owned())
 }
 
-fn running(command: &str) -> (PaneState, String) {
+fn running(command: &str) -> (Activity, String) {
     let what = if command.is_empty() || is_shell(command) {
         "the command".to_owned()
     } else {
         format!("`{command}`")
     };
     (
-        PaneState::Running,
+        Activity::Running,
         format!(
             "{what} is still running: wait_for_command(command_id) follows it, stop_command(command_id) stops it"
         ),

@@ -18,9 +18,10 @@ use crate::drive::shell::handles::{self, Record};
 use crate::drive::shell::line;
 use crate::drive::shell::prompt;
 use crate::drive::shell::span::{self, Delimiters, Span};
-use crate::drive::shell::state::{self, PaneState};
+use crate::drive::shell::state;
 use crate::drive::shell::typed::{self, ShellTyping};
 use crate::drive::watch::Watch;
+use crate::process::Activity;
 use crate::tmux::PaneId;
 use crate::tmux::history::Anchor;
 use crate::tools::shared::args::seconds;
@@ -101,7 +102,7 @@ pub struct RunCommandResult {
     /// its last: pages exactly this command's output.
     pub cursor: Option<String>,
     /// What the pane does now.
-    pub pane_state: PaneState,
+    pub pane_state: Activity,
     /// Why the command did not end, and what to do next.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -222,18 +223,18 @@ async fn settle(
     target: &Target,
     span: &Span,
     run: &Checked<'_>,
-) -> ToolResult<(bool, PaneState, Option<String>)> {
+) -> ToolResult<(bool, Activity, Option<String>)> {
     Ok(match collected {
         Ok(missed) if span.ended.is_some() => {
             prompt::await_prompt(watch, span.after_end).await;
             let unknown = matches!(span.ended, Some((_, None)));
             let note = unknown.then(|| NO_STATUS.to_owned());
-            (missed, PaneState::Prompt, note)
+            (missed, Activity::Prompt, note)
         }
         Ok(missed) => {
             let (state, mut note) = state::after_timeout(target, watch, !run.subshell).await;
             // A marking shell prints `C` before it runs anything.
-            if span.by_marks() && span.output_from.is_none() && state != PaneState::Exited {
+            if span.by_marks() && span.output_from.is_none() && state != Activity::Exited {
                 note = UNMARKED.to_owned();
             }
             (missed, state, Some(note))
@@ -242,7 +243,7 @@ async fn settle(
         // `exit`, a `set -e` shell's failure).
         Err(e) if !run.subshell && e.kind.is_pane_end() => {
             let note = format!("the command ended the pane's shell: {}", e.message);
-            (false, PaneState::Exited, Some(note))
+            (false, Activity::Exited, Some(note))
         }
         Err(e) => return Err(e),
     })
@@ -302,7 +303,7 @@ async fn run_command(
     };
     let (missed, pane_state, mut note) = settled?;
     let ((server, pid), anchor) = anchored.unwrap_or_default();
-    let running = span.ended.is_none() && pane_state != PaneState::Exited;
+    let running = span.ended.is_none() && pane_state != Activity::Exited;
     let command_id = running.then(|| record.id.clone());
     if args.background && running {
         note = Some(BACKGROUND.to_owned());
