@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::drive::person;
-use crate::drive::probe::{SETTLE, probe_pane, with_tmux_command};
+use crate::drive::probe::{SETTLE, Settle, probe_pane, with_tmux_command};
 use crate::drive::watch::Watch;
 use crate::drive::{ErrorKind, Target, ToolResult};
 use crate::panes::attention::Reason;
@@ -42,7 +42,7 @@ pub struct Kept {
     /// When the panes are disarmed (the last call's return plus [`LINGER`]).
     until: Option<Instant>,
     /// The last call's settle points and `idle_ms`.
-    points: Vec<Duration>,
+    settle: Settle,
     want_idle: Option<Duration>,
 }
 
@@ -153,9 +153,9 @@ impl Sentry {
     }
 
     /// The settle point due next in this quiet spell.
-    pub fn next_probe(&self, points: &[Duration]) -> Option<Instant> {
+    pub fn next_probe(&self, settle: &Settle) -> Option<Instant> {
         let spell = self.spell.filter(|_| !self.gone)?;
-        points.get(self.passed).map(|p| spell + *p)
+        settle.next(spell, self.passed)
     }
 
     /// Looks at the pane: new output starts a spell; a structural event
@@ -163,7 +163,7 @@ impl Sentry {
     pub async fn look(
         &mut self,
         target: &Target,
-        points: &[Duration],
+        settle: &Settle,
         force: bool,
         want_idle: Option<Duration>,
     ) -> ToolResult<()> {
@@ -186,7 +186,7 @@ impl Sentry {
             feed.push(id, Reason::Exited, detail, unix_ms());
             return Ok(());
         }
-        let due = self.next_probe(points).is_some_and(|at| now >= at);
+        let due = self.next_probe(settle).is_some_and(|at| now >= at);
         // A program that just printed is not waiting for anything yet: the
         // probe is believed only once output settled (as wait_for_state's
         // settle points). A pane tmux paused for a flood prints on.
@@ -206,8 +206,7 @@ impl Sentry {
                 return Ok(());
             }
             if let Some(spell) = self.spell {
-                let quiet = now.saturating_duration_since(spell);
-                self.passed = points.iter().take_while(|p| **p <= quiet).count();
+                self.passed = settle.passed(spell, now);
             }
             if let Some(reason) = transition(self.activity, probe.activity) {
                 let command = probe.foreground_command.clone().unwrap_or_default();
@@ -240,7 +239,7 @@ impl Sentry {
 pub async fn hand_back(
     target: &Target,
     sentries: HashMap<PaneId, Sentry>,
-    points: Vec<Duration>,
+    settle: Settle,
     want_idle: Option<Duration>,
 ) {
     let armed = &target.server.armed;
@@ -253,7 +252,7 @@ pub async fn hand_back(
         }
     }
     kept.until = Some(Instant::now() + LINGER);
-    kept.points = points;
+    kept.settle = settle;
     kept.want_idle = want_idle;
     if !kept.keeper && !kept.sentries.is_empty() {
         kept.keeper = true;
@@ -279,8 +278,8 @@ async fn keep(target: Target) {
                 kept.keeper = false;
                 return;
             }
-            let points = &kept.points;
-            let next = kept.sentries.values().filter_map(|s| s.next_probe(points));
+            let settle = &kept.settle;
+            let next = kept.sentries.values().filter_map(|s| s.next_probe(settle));
             next.min().map_or(until, |at| at.min(until))
         };
         tokio::select! {
@@ -298,13 +297,13 @@ async fn keep(target: Target) {
 async fn look_kept(target: &Target, armed: &Armed, kept: &mut Kept) -> bool {
     let Kept {
         sentries,
-        points,
+        settle,
         want_idle,
         ..
     } = kept;
     for sentry in sentries.values_mut() {
         // Another error (a slow reply) is looked at again on the next wake.
-        if let Err(e) = sentry.look(target, points, false, *want_idle).await
+        if let Err(e) = sentry.look(target, settle, false, *want_idle).await
             && e.kind == ErrorKind::TmuxServerGone
         {
             return false;

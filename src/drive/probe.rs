@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use crate::drive::Target;
 use crate::drive::pane::pane_now;
+use tokio::time::Instant;
+
 use crate::process::{self, Activity, ExitWatch, Probe, Prober};
 use crate::tmux::PaneId;
 
@@ -18,6 +20,44 @@ pub const SETTLE: [Duration; 3] = [
     Duration::from_millis(100),
     Duration::from_millis(500),
 ];
+
+/// When to probe a pane in a quiet spell: [`SETTLE`] and, when asked,
+/// `idle` after its last output. The one schedule of wait_for_state and
+/// of the attention sentries.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settle {
+    points: Vec<Duration>,
+}
+
+impl Settle {
+    pub fn new(idle: Option<Duration>) -> Settle {
+        let mut points = SETTLE.to_vec();
+        points.extend(idle);
+        points.sort();
+        points.dedup();
+        Settle { points }
+    }
+
+    pub fn points(&self) -> &[Duration] {
+        &self.points
+    }
+
+    /// The point due once `passed` points of a spell that began at
+    /// `spell` were probed; `None` when all were.
+    pub fn next(&self, spell: Instant, passed: usize) -> Option<Instant> {
+        self.points.get(passed).map(|point| spell + *point)
+    }
+
+    /// How many points of a spell that began at `spell` a probe at `now`
+    /// covers.
+    pub fn passed(&self, spell: Instant, now: Instant) -> usize {
+        let quiet = now.saturating_duration_since(spell);
+        self.points
+            .iter()
+            .take_while(|point| **point <= quiet)
+            .count()
+    }
+}
 
 /// Resolves when the watched process ends; never without one.
 pub async fn ended(watch: Option<&ExitWatch>) {

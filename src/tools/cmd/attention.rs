@@ -36,7 +36,7 @@ use tokio::time::Instant;
 use crate::config::Config;
 use crate::drive::attention::{Armed, Place, Sentry, hand_back};
 use crate::drive::pace::{Pace, Woke};
-use crate::drive::probe::SETTLE;
+use crate::drive::probe::Settle;
 use crate::panes::attention::{FeedEvent, Reason};
 use crate::panes::registry::unix_ms;
 use crate::process::Activity;
@@ -270,10 +270,7 @@ pub(super) async fn wait_for_attention(
     let idle =
         Duration::from_millis(idle_ms as u64).min(app.config.wait_max + Duration::from_secs(1));
     let want_idle = reasons.contains(&Reason::Idle).then_some(idle);
-    let mut points = SETTLE.to_vec();
-    points.extend(want_idle);
-    points.sort();
-    points.dedup();
+    let settle = Settle::new(want_idle);
 
     let feed = target.hub.panes().attention();
     // Checked before anything is armed: a bad token costs nothing.
@@ -296,7 +293,7 @@ pub(super) async fn wait_for_attention(
         &ctx,
         options,
         &reasons,
-        &points,
+        &settle,
         want_idle,
         token,
         &mut sentries,
@@ -305,7 +302,7 @@ pub(super) async fn wait_for_attention(
         effective,
     )
     .await;
-    hand_back(&target, sentries, points, want_idle).await;
+    hand_back(&target, sentries, settle, want_idle).await;
     result
 }
 
@@ -392,7 +389,7 @@ async fn watch_all(
     ctx: &crate::mcp::CallContext,
     options: &[String],
     reasons: &HashSet<Reason>,
-    points: &[Duration],
+    settle: &Settle,
     want_idle: Option<Duration>,
     token: Option<String>,
     sentries: &mut HashMap<PaneId, Sentry>,
@@ -414,7 +411,7 @@ async fn watch_all(
             next_status = Instant::now() + STATUS_EVERY;
         }
         for sentry in sentries.values_mut() {
-            sentry.look(target, points, first, want_idle).await?;
+            sentry.look(target, settle, first, want_idle).await?;
         }
         first = false;
         let batch = feed
@@ -446,7 +443,7 @@ async fn watch_all(
         let now = Instant::now();
         let next = sentries
             .values()
-            .filter_map(|s| s.next_probe(points))
+            .filter_map(|s| s.next_probe(settle))
             .chain(status.then_some(next_status))
             .min();
         let limit = next.map_or(pace.left(), |at| at.saturating_duration_since(now));

@@ -10,9 +10,10 @@
 //! signal (output, gaps, structural events such as a closed window), on
 //! the end of the pane's process and of the foreground process (pidfds,
 //! [`ExitWatch`]), and on one timer: the next settle point of the current
-//! quiet spell. The process probe ([`crate::process::probe`]) runs at entry, at
-//! each settle point ([`SETTLE`] and `idle_ms` after the last output) and
-//! when a watched process ends; never on a free-running timer, so a quiet
+//! quiet spell. The process probe ([`crate::process::probe`]) runs at entry,
+//! at each settle point ([`Settle`]: `SETTLE` and `idle_ms` after the last
+//! output, as the attention sentries' schedule) and when a watched process
+//! ends; never on a free-running timer, so a quiet
 //! pane costs nothing once its settle points have passed.
 //!
 //! What the probe cannot see: a process that stops computing and starts
@@ -47,7 +48,7 @@ use tokio::time::Instant;
 
 use crate::config::Config;
 use crate::drive::pace::{Pace, Woke};
-use crate::drive::probe::{SETTLE, ended, foreground_watch, probe_pane, with_tmux_command};
+use crate::drive::probe::{Settle, ended, foreground_watch, probe_pane, with_tmux_command};
 use crate::drive::shell::state;
 use crate::drive::shell::typed::is_plumbing;
 use crate::drive::since::{self, Earlier, Since};
@@ -201,8 +202,8 @@ impl Wanted {
 struct Tracker {
     wanted: Wanted,
     idle: Duration,
-    /// The settle points of a quiet spell, in order: [`SETTLE`] and idle.
-    points: Vec<Duration>,
+    /// When to probe in a quiet spell: [`SETTLE`](crate::drive::probe::SETTLE) and idle.
+    settle: Settle,
     /// The start of the current quiet spell: the last output, or the call.
     quiet_since: Instant,
     /// Settle points of the current quiet spell already probed.
@@ -236,14 +237,10 @@ impl ProbeAnswer {
 
 impl Tracker {
     fn new(wanted: Wanted, idle: Duration, now: Instant, probe: Probe) -> Tracker {
-        let mut points = SETTLE.to_vec();
-        points.push(idle);
-        points.sort();
-        points.dedup();
         Tracker {
             wanted,
             idle,
-            points,
+            settle: Settle::new(Some(idle)),
             quiet_since: now,
             passed: 0,
             probe,
@@ -273,8 +270,9 @@ impl Tracker {
         self.answered.is_none_or(|a| a.done() && a.probed)
     }
 
+    #[cfg(test)]
     fn points(&self) -> &[Duration] {
-        &self.points
+        self.settle.points()
     }
 
     /// Output came at `now`: a new quiet spell begins.
@@ -285,9 +283,7 @@ impl Tracker {
 
     /// When the next probe of this quiet spell is due, if one is.
     fn next_probe(&self) -> Option<Instant> {
-        self.points()
-            .get(self.passed)
-            .map(|point| self.quiet_since + *point)
+        self.settle.next(self.quiet_since, self.passed)
     }
 
     fn probe_due(&self, now: Instant) -> bool {
@@ -296,8 +292,7 @@ impl Tracker {
 
     /// Records a probe made at `now`: the points it covers are passed.
     fn probed(&mut self, probe: Probe, now: Instant) {
-        let quiet = now.saturating_duration_since(self.quiet_since);
-        self.passed = self.points().iter().take_while(|p| **p <= quiet).count();
+        self.passed = self.settle.passed(self.quiet_since, now);
         self.probe = probe;
         self.probes += 1;
         if let Some(answer) = &mut self.answered {
