@@ -11,12 +11,12 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::drive::person;
-use crate::drive::probe::{SETTLE, Settle, probe_pane, with_tmux_command};
+use crate::drive::probe::{Look, SETTLE, Settle};
 use crate::drive::watch::Watch;
 use crate::drive::{ErrorKind, Target, ToolResult};
 use crate::panes::attention::Reason;
 use crate::panes::registry::unix_ms;
-use crate::process::{Activity, Prober};
+use crate::process::Activity;
 use crate::tmux::{PaneId, SessionId, WindowId};
 
 /// How long panes stay armed after the last call returned.
@@ -87,7 +87,7 @@ pub struct Place {
 pub struct Sentry {
     pub watch: Watch,
     pub place: Place,
-    pub prober: Option<Prober>,
+    look: Look,
     /// The activity last seen; `None` before the first look.
     pub activity: Option<Activity>,
     /// Its end was recorded.
@@ -122,15 +122,12 @@ impl Sentry {
         // listened to for the bell and notifications, not read whole.
         watch.tolerate_gaps();
         target.hub.panes().arm(id);
-        let dead = watch.dead_at_start;
-        let local = target.hub.local_socket().is_some();
-        let prober =
-            (!dead && local && watch.pid != 0).then(|| Prober::new(watch.pid).with_tty(&watch.tty));
+        let look = Look::new(target, watch.pid, &watch.tty, watch.dead_at_start);
         Ok(Sentry {
             seen: watch.follower().end(),
             watch,
             place,
-            prober,
+            look,
             activity: None,
             gone: false,
             // Arming starts a quiet spell: the first probe waits for the
@@ -195,12 +192,7 @@ impl Sentry {
                 .spell
                 .is_none_or(|spell| now.saturating_duration_since(spell) >= SETTLE[0]);
         if (force || due) && settled {
-            let probe = if self.watch.dead_at_start {
-                crate::process::Probe::exited()
-            } else {
-                probe_pane(&mut self.prober).await
-            };
-            let probe = with_tmux_command(target, id, probe).await;
+            let probe = self.look.at(target, id).await;
             if self.watch.follower().end() != self.seen {
                 // Output during the probe: the next look starts a spell.
                 return Ok(());

@@ -59,6 +59,39 @@ impl Settle {
     }
 }
 
+/// How a pane's process is looked at, the same for every tool that
+/// follows a pane (wait_for_state, the attention sentries): the process
+/// probe on this machine (kept between looks), tmux's view where the
+/// operating system says nothing or the pane runs on another host
+/// ([`with_tmux_command`]), and a pane dead from the start exited.
+pub struct Look {
+    /// `None` for a dead pane, an unknown pid, or another host's.
+    prober: Option<Prober>,
+    remote: bool,
+    dead: bool,
+}
+
+impl Look {
+    pub fn new(target: &Target, pid: u32, tty: &str, dead: bool) -> Look {
+        let remote = target.hub.local_socket().is_none();
+        let prober = (!dead && !remote && pid != 0).then(|| Prober::new(pid).with_tty(tty));
+        Look {
+            prober,
+            remote,
+            dead,
+        }
+    }
+
+    /// What the pane `id` is doing now.
+    pub async fn at(&mut self, target: &Target, id: PaneId) -> Probe {
+        let probe = match self.remote && !self.dead {
+            true => Probe::unobserved(),
+            false => probe_pane(&mut self.prober).await,
+        };
+        with_tmux_command(target, id, probe).await
+    }
+}
+
 /// Resolves when the watched process ends; never without one.
 pub async fn ended(watch: Option<&ExitWatch>) {
     match watch {

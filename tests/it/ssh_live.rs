@@ -306,3 +306,30 @@ async fn unwatched_remote_panes_are_muted() {
     let _lease = only_the_leased_pane_streams(&remote.tmux, &client, &seen, watched, other).await;
     transport.host.close().await;
 }
+
+/// wait_for_attention on a pane of a server behind ssh reads the pane as
+/// tmux tells it (its foreground command), not as exited: the local
+/// process probe has nothing to look at there (it read every remote pane
+/// as exited at its first settle point); a pane killed there is told.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_pane_at_its_prompt_is_not_reported_exited() {
+    let Some(remote) = Remote::start() else {
+        return;
+    };
+    let pane = remote.tmux.first_pane();
+    let args = json!({"pane_ids": [pane], "reasons": ["exited", "input"], "timeout": 1.5});
+    let r = remote.ok("wait_for_attention", args).await;
+    assert_eq!(r["events"], json!([]), "{r}");
+    // Its end is still told.
+    let second = remote
+        .tmux
+        .cmd(&["split-window", "-d", "-P", "-F", "#{pane_id}"]);
+    let second = second.trim();
+    let args = json!({"pane_ids": [second], "reasons": ["exited"], "timeout": 0.5});
+    let armed = remote.ok("wait_for_attention", args).await;
+    assert_eq!(armed["events"], json!([]), "{armed}");
+    remote.tmux.cmd(&["kill-pane", "-t", second]);
+    let args = json!({"pane_ids": [second], "reasons": ["exited"], "timeout": 10, "since": armed["since"]});
+    let r = remote.ok("wait_for_attention", args).await;
+    assert_eq!(r["events"][0]["reason"], "exited", "{r}");
+}

@@ -48,14 +48,14 @@ use tokio::time::Instant;
 
 use crate::config::Config;
 use crate::drive::pace::{Pace, Woke};
-use crate::drive::probe::{Settle, ended, foreground_watch, probe_pane, with_tmux_command};
+use crate::drive::probe::{Look, Settle, ended, foreground_watch};
 use crate::drive::shell::state;
 use crate::drive::shell::typed::is_plumbing;
 use crate::drive::since::{self, Earlier, Since};
 use crate::drive::tail::{TailBuf, bounded_tail};
 use crate::drive::watch::{MAX_LINE, Watch};
 use crate::panes::{BellScanner, LineView};
-use crate::process::{Activity, ExitWatch, Probe, Prober};
+use crate::process::{Activity, ExitWatch, Probe};
 use crate::tmux::PaneId;
 use crate::tools::shared::args::{default_wait_timeout, seconds};
 use crate::tools::shared::lookup::{self, PaneSel};
@@ -389,11 +389,9 @@ struct Waiter {
     watch: Watch,
     stream: OwnOutput,
     tracker: Tracker,
-    /// The pane's process, and its prober (`None` once dead).
+    /// The pane's process, and how it is looked at.
     pid: u32,
-    prober: Option<Prober>,
-    /// The pane is on another host: its pid is not this machine's.
-    remote: bool,
+    look: Look,
     pane_exit: Option<ExitWatch>,
     /// The foreground process (when it is not the pane's) and its end.
     fg_exit: Option<(u32, ExitWatch)>,
@@ -443,14 +441,8 @@ impl Waiter {
         } else {
             ExitWatch::new(pid)
         };
-        let mut prober =
-            (!dead && !remote && pid != 0).then(|| Prober::new(pid).with_tty(&watch.tty));
-        let entry = if remote && !dead {
-            Probe::unobserved()
-        } else {
-            probe_pane(&mut prober).await
-        };
-        let entry = with_tmux_command(target, watch.id, entry).await;
+        let mut look = Look::new(target, pid, &watch.tty, dead);
+        let entry = look.at(target, watch.id).await;
         let starting_until = match dead {
             true => None,
             false => state::starting_until(&watch, target).await,
@@ -472,8 +464,7 @@ impl Waiter {
             stream,
             tracker,
             pid,
-            prober,
-            remote,
+            look,
             pane_exit,
             fg_exit,
             earlier,
@@ -521,12 +512,7 @@ impl Waiter {
     }
 
     async fn probe(&mut self, target: &Target, now: Instant) {
-        let probe = if self.remote {
-            Probe::unobserved()
-        } else {
-            probe_pane(&mut self.prober).await
-        };
-        let probe = with_tmux_command(target, self.watch.id, probe).await;
+        let probe = self.look.at(target, self.watch.id).await;
         let probe =
             state::before_first_prompt(&mut self.watch, target, self.starting_until, probe).await;
         self.fg_exit = foreground_watch(self.fg_exit.take(), &probe, self.pid);
