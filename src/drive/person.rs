@@ -168,8 +168,8 @@ fn now_secs() -> f64 {
 }
 
 /// The pane's facts: `[pane_id, pane_tty, pane_pid, window_id,
-/// session_id, cursor_x, cursor_y, history_size]`, and the server's clients (none asked when the floor rule
-/// is off).
+/// session_id, cursor_x, cursor_y, history_size]`, and the server's
+/// clients (none asked when the floor rule is off).
 async fn look(
     target: &Target,
     pane: PaneId,

@@ -302,23 +302,27 @@ pub async fn record_start(target: &Target, record: &Record) {
     }
 }
 
-/// Records the end of command `id` in its pane's [`END_OPTION`], as its
-/// wrapper does when the end script was there in time: a command that
-/// ended before the script was made is recorded by the follower that saw
-/// the end.
-async fn record_end(target: &Target, pane: PaneId, id: &str, status: Option<i64>) {
-    let Some(status) = status else { return };
-    let end = format!(";{id} {status}");
+/// Ends command `id`, whose end this server saw (its status, or none:
+/// the shell's marks gave none), and records it in its pane's
+/// [`END_OPTION`] as the wrapper does: a server started later must not
+/// take it over as running, and the wrapper's script may have been let
+/// go ([`end_command`]) before it ran, or never made.
+async fn end_seen(server: &Server, id: &str, at: Option<u64>, status: Option<i64>) {
+    let Some(pane) = server.commands.get(id).filter(|r| !r.ended).map(|r| r.pane) else {
+        return;
+    };
+    end_command(server, id, at, End::Status(status)).await;
+    let end = format!(
+        ";{id} {}",
+        status.map(|s| s.to_string()).unwrap_or_default()
+    );
     let set = Command::new("set-option")
         .flag("-ap")
         .target(pane)
         .arg(END_OPTION)
         .arg(end);
-    if let Err(e) = target.run(set).await {
-        eprintln!(
-            "tmux-mcp: recording the end of command {id} in tmux: {}",
-            e.message
-        );
+    if let Err(e) = server.hub.run(&set).await {
+        eprintln!("tmux-mcp: recording the end of command {id} in tmux: {e}");
     }
 }
 
@@ -665,8 +669,7 @@ pub async fn follow(target: Target, mut watch: Watch, id: String) {
             });
         }
         if let Some((at, status)) = reader.ended() {
-            end_command(&target.server, &id, Some(at), End::Status(status)).await;
-            record_end(&target, record.pane, &id, status).await;
+            end_seen(&target.server, &id, Some(at), status).await;
             return;
         }
         if reader.missed && due(&mut read_options) {
@@ -883,7 +886,7 @@ impl Waiting<'_> {
                 });
             }
             if let Some((at, status)) = reader.ended() {
-                end_command(&target.server, id, Some(at), End::Status(status)).await;
+                end_seen(&target.server, id, Some(at), status).await;
                 return done(false);
             }
             // After a gap (a flood paused the pane, our client left) the end
@@ -971,7 +974,7 @@ impl Waiting<'_> {
             .map_or((None, Some(128 + i64::from(signal))), |(at, status)| {
                 (Some(at), status)
             });
-        end_command(&self.target.server, self.id, at, End::Status(status)).await;
+        end_seen(&self.target.server, self.id, at, status).await;
         Ok(true)
     }
 }
