@@ -223,17 +223,22 @@ async fn a_box_that_redraws_and_drops_the_first_enter_gets_the_message_once() {
 }
 
 /// A box that drops every Enter, or takes it as a newline (a multi-line
-/// box), re-draws with the text still in it: typed, not submitted, after
-/// every retry.
+/// box, or one that marks it `↵` after the text on the same row),
+/// re-draws with the text still in it: typed, not submitted, after every
+/// retry.
 #[tokio::test]
 async fn a_box_that_never_takes_enter_is_typed_not_submitted() {
     let tmux = PrivateTmux::start();
-    for mode in ["drop-all", "newline"] {
+    for mode in ["drop-all", "newline", "newline-marked"] {
         for message in ["one line to send", "first line\nsecond line\nthird: done"] {
             let (r, lines) = prompt_box(&tmux, mode, message).await;
             assert_eq!(r["outcome"], "typed_not_submitted", "{mode}: {r}");
             assert_eq!(r["attempts"], 3, "{mode}: {r}");
-            let word = if mode == "newline" { "NEWLINE" } else { "DROP" };
+            let word = if mode == "drop-all" {
+                "DROP"
+            } else {
+                "NEWLINE"
+            };
             assert_eq!(lines.iter().filter(|l| *l == word).count(), 3, "{lines:?}");
         }
     }

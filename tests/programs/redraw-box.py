@@ -17,6 +17,8 @@ MODE:
   next submits.
 - `drop-all`: every one is dropped.
 - `newline`: it adds a line to the message (a multi-line box); none submits.
+- `newline-marked`: as `newline`, but the box shows it as `↵` after the
+  text on the same row.
 
 A submitted message is printed above the box as `sent: <first 20 chars>`
 and the box empties. LOG gets a line for everything received: `READY`,
@@ -118,6 +120,9 @@ def main():
                         box.text += key
                     elif mode == "newline":
                         box.text += b"\r"
+                        note("NEWLINE")
+                    elif mode == "newline-marked":
+                        box.text += "\u21b5".encode()
                         note("NEWLINE")
                     elif (
                         mode == "drop-all"

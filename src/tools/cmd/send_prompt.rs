@@ -273,6 +273,9 @@ async fn screen(target: &Target, pane: PaneId) -> ToolResult<PromptScreen> {
 struct Typed {
     tail: String,
     row: String,
+    /// Where that row is on the screen, and where the tail ends in it.
+    at: usize,
+    tail_end: usize,
     copies: usize,
     /// What the row the message's first line is on shows before it (`>>>`,
     /// `$`), when not blank.
@@ -293,6 +296,7 @@ impl Typed {
         let tail = &last[start..];
         let end = lowest(&screen.rows, screen.cursor_y, tail)?;
         let row = screen.rows[end].clone();
+        let tail_end = row.rfind(tail)? + tail.len();
         let copies = screen.rows.iter().filter(|r| **r == row).count();
         let head: String = first.chars().take(TAIL_CHARS).collect();
         let prompt = lowest(&screen.rows, end, &head)
@@ -304,6 +308,8 @@ impl Typed {
         Some(Typed {
             tail: tail.to_owned(),
             row,
+            at: end,
+            tail_end,
             copies,
             prompt,
         })
@@ -311,11 +317,14 @@ impl Typed {
 
     /// Whether `screen`, after Enter, shows that the program took the
     /// message: the row its end was on is gone (the input area emptied),
+    /// unless the same row still reads the same up to the message's end
+    /// (a box that took Enter as a newline, or marks it after the text),
     /// or the cursor is on a fresh prompt below it (a REPL or shell ran
     /// it and asks again).
     fn taken(&self, screen: &PromptScreen) -> bool {
         let copies = screen.rows.iter().filter(|r| **r == self.row).count();
-        if copies < self.copies {
+        let kept = |r: &String| r.get(..self.tail_end) == self.row.get(..self.tail_end);
+        if copies < self.copies && !screen.rows.get(self.at).is_some_and(kept) {
             return true;
         }
         let (Some(prompt), Some(at)) = (&self.prompt, screen.rows.get(screen.cursor_y)) else {
@@ -424,6 +433,9 @@ mod tests {
         // Taken as a newline: the box grew below the text.
         let grown = [BOX[0], BOX[1], BOX[2], "|                |", BOX[3], BOX[4]];
         assert!(!typed.taken(&screen(&grown, 3)));
+        // Taken as a newline, marked after the text on its row.
+        let marked = [BOX[0], BOX[1], "|   third: done↵ |", BOX[3], BOX[4]];
+        assert!(!typed.taken(&screen(&marked, 4)));
         // Taken: the box is empty, the message above it.
         let sent = [
             "sent: first line third: done",
