@@ -209,13 +209,20 @@ async fn prompt_box(tmux: &PrivateTmux, mode: &str, message: &str) -> (Value, Ve
 }
 
 /// A box that re-draws on every key takes the first Enter, or drops the
-/// first one (one that comes soon after the paste, or whichever comes);
-/// each gets the message once, and `attempts` counts the Enters it took.
+/// first one (one that comes soon after the paste, or whichever comes, or
+/// one soon after a paste it did not draw yet); each gets the message
+/// once, and `attempts` counts the Enters it took.
 #[tokio::test]
 async fn a_box_that_redraws_and_drops_the_first_enter_gets_the_message_once() {
     let tmux = PrivateTmux::start();
     let message = "first line\nsecond line\nthird: done";
-    for (mode, attempts) in [("take", 1), ("drop-first", 2), ("drop-late", 2)] {
+    let modes = [
+        ("take", 1),
+        ("drop-first", 2),
+        ("drop-late", 2),
+        ("quiet-paste", 2),
+    ];
+    for (mode, attempts) in modes {
         let (r, _) = prompt_box(&tmux, mode, message).await;
         assert_eq!(r["outcome"], "submitted", "{mode}: {r}");
         assert_eq!(r["attempts"], attempts, "{mode}: {r}");

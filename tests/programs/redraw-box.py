@@ -19,6 +19,8 @@ MODE:
 - `newline`: it adds a line to the message (a multi-line box); none submits.
 - `newline-marked`: as `newline`, but the box shows it as `↵` after the
   text on the same row.
+- `quiet-paste`: as `drop-first`, but a paste is drawn only at the next
+  key (the screen does not show it before Enter).
 
 A submitted message is printed above the box as `sent: <first 20 chars>`
 and the box empties. LOG gets a line for everything received: `READY`,
@@ -107,6 +109,8 @@ def main():
                     pending = pending[end + len(END):]
                     pasting, pasted_at, armed = False, time.monotonic(), True
                     note("PASTE %d" % len(box.text))
+                    if mode == "quiet-paste":
+                        continue
                 elif pending.startswith(START):
                     pasting, pending = True, pending[len(START):]
                     continue
@@ -126,7 +130,10 @@ def main():
                         note("NEWLINE")
                     elif (
                         mode == "drop-all"
-                        or (mode == "drop-first" and time.monotonic() - pasted_at < LATE)
+                        or (
+                            mode in ("drop-first", "quiet-paste")
+                            and time.monotonic() - pasted_at < LATE
+                        )
                         or (mode == "drop-late" and armed)
                     ):
                         armed = False

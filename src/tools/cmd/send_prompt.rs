@@ -165,11 +165,13 @@ async fn send_prompt(
     // whatever is left of the timeout; a cancel stops them.
     let submitting = async {
         settle(&mut watch).await;
-        let typed = Typed::find(&args.text, &screen(&target, pane).await?);
+        let pasted = screen(&target, pane).await?;
+        let mut typed = Typed::find(&args.text, &pasted);
         for attempt in 1..=ATTEMPTS {
             let before = watch.follower().end();
             input::send(&target, &cleared, Input::Enter).await?;
-            if took(&mut watch, &target, typed.as_ref(), before).await? {
+            let judge = (args.text.as_str(), &mut typed, &pasted);
+            if took(&mut watch, &target, judge, before).await? {
                 return Ok(Some(attempt));
             }
         }
@@ -280,6 +282,8 @@ struct Typed {
     /// What the row the message's first line is on shows before it (`>>>`,
     /// `$`), when not blank.
     prompt: Option<String>,
+    /// That row, and where the first line starts in it.
+    head_at: Option<(usize, usize)>,
 }
 
 impl Typed {
@@ -299,11 +303,10 @@ impl Typed {
         let tail_end = row.rfind(tail)? + tail.len();
         let copies = screen.rows.iter().filter(|r| **r == row).count();
         let head: String = first.chars().take(TAIL_CHARS).collect();
-        let prompt = lowest(&screen.rows, end, &head)
-            .and_then(|y| {
-                let row = &screen.rows[y];
-                Some(row[..row.find(&head)?].trim_end().to_owned())
-            })
+        let head_at =
+            lowest(&screen.rows, end, &head).and_then(|y| Some((y, screen.rows[y].find(&head)?)));
+        let prompt = head_at
+            .map(|(y, x)| screen.rows[y][..x].trim_end().to_owned())
             .filter(|p| !p.trim().is_empty());
         Some(Typed {
             tail: tail.to_owned(),
@@ -312,7 +315,21 @@ impl Typed {
             tail_end,
             copies,
             prompt,
+            head_at,
         })
+    }
+
+    /// Whether the message's first line is drawn in a line `before` showed
+    /// empty (the same text before it, nothing readable after): an input
+    /// line that now holds the message.
+    fn in_line_empty_before(&self, now: &PromptScreen, before: &PromptScreen) -> bool {
+        let Some((y, x)) = self.head_at else {
+            return false;
+        };
+        let (Some(row), Some(was)) = (now.rows.get(y), before.rows.get(y)) else {
+            return false;
+        };
+        was.get(..x) == row.get(..x) && !was[x.min(was.len())..].chars().any(char::is_alphanumeric)
     }
 
     /// Whether `screen`, after Enter, shows that the program took the
@@ -349,11 +366,15 @@ fn lowest(rows: &[String], at: usize, text: &str) -> Option<usize> {
 /// Whether the Enter sent after `before` took, within [`VERIFY`]: the
 /// program left its line editor, or the screen, once quiet, no longer
 /// shows the message's end where it was typed (see the module docs).
-/// Without `typed`, any output counts.
+/// Without `typed` (the screen did not show the message before Enter:
+/// a program that draws a paste only at its next key), any output counts,
+/// unless the message now shows in an input line that was empty
+/// (`pasted`, the screen then): Enter did not take it, and that is where
+/// the next attempt is judged.
 async fn took(
     watch: &mut Watch,
     target: &Target,
-    typed: Option<&Typed>,
+    (text, typed, pasted): (&str, &mut Option<Typed>, &PromptScreen),
     before: u64,
 ) -> ToolResult<bool> {
     let bound = tokio::time::Instant::now() + VERIFY;
@@ -369,13 +390,22 @@ async fn took(
                 return Ok(false);
             }
         }
-        let Some(typed) = typed else { return Ok(true) };
         while tokio::time::Instant::now() < bound && watch.changed(REDRAWN).await {}
         seen = watch.follower().end();
+        let Some(judged) = typed.as_ref() else {
+            let now = screen(target, watch.id).await?;
+            let shown = Typed::find(text, &now).filter(|t| t.in_line_empty_before(&now, pasted));
+            if shown.is_none() {
+                return Ok(true);
+            }
+            // Judged from here on as if it had shown before Enter.
+            *typed = shown;
+            continue;
+        };
         watch
             .follower()
             .read_raw(&mut cursor, &mut |_, chunk, _| scan.feed(chunk));
-        if scan.seen || typed.taken(&screen(target, watch.id).await?) {
+        if scan.seen || judged.taken(&screen(target, watch.id).await?) {
             return Ok(true);
         }
     }
@@ -444,6 +474,37 @@ mod tests {
             BOX[3],
         ];
         assert!(typed.taken(&screen(&sent, 2)));
+    }
+
+    #[test]
+    fn a_paste_drawn_only_after_enter_is_in_the_line_that_was_empty() {
+        let empty = [
+            "+-------+",
+            "| >              |",
+            "+-------+",
+            "status: ready",
+        ];
+        let after = [
+            "+-------+",
+            "| > hello agent↵  |",
+            "+-------+",
+            "status: ignored",
+        ];
+        let now = screen(&after, 3);
+        let typed = Typed::find("hello agent", &now).unwrap();
+        assert!(typed.in_line_empty_before(&now, &screen(&empty, 3)));
+        // Where the row held other text, it is not an input line emptied.
+        let busy = [
+            "+-------+",
+            "| > older words  |",
+            "+-------+",
+            "status: ready",
+        ];
+        assert!(!typed.in_line_empty_before(&now, &screen(&busy, 3)));
+        let echoed = ["sent:", "> hello agent", "| >              |"];
+        let now = screen(&echoed, 2);
+        let typed = Typed::find("hello agent", &now).unwrap();
+        assert!(!typed.in_line_empty_before(&now, &screen(&empty, 3)));
     }
 
     #[test]
