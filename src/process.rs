@@ -314,16 +314,6 @@ pub fn groups(pane_pid: u32) -> Option<(i32, i32)> {
     }
 }
 
-/// How long ago process `pid` started (`/proc`, or `ps -o etime` for the
-/// portable probe, to the second); `None` if it is gone or cannot be read.
-pub fn age(pid: u32) -> Option<std::time::Duration> {
-    match ProbeKind::chosen() {
-        #[cfg(target_os = "linux")]
-        ProbeKind::Linux => linux::age(pid),
-        _ => ps::age_of(pid),
-    }
-}
-
 /// A process's start, as [`started`] reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Started {
@@ -334,8 +324,9 @@ pub struct Started {
     pub shell: bool,
 }
 
-/// How long ago process `pid` started, and whether it is a shell; `None`
-/// when it is gone or cannot be read.
+/// How long ago process `pid` started (`/proc`, or `ps -o etime` for the
+/// portable probe, to the second), and whether it is a shell; `None` when
+/// it is gone or cannot be read.
 pub fn started(pid: u32) -> Option<Started> {
     started_by(ProbeKind::chosen(), pid)
 }
@@ -343,7 +334,7 @@ pub fn started(pid: u32) -> Option<Started> {
 fn started_by(kind: ProbeKind, pid: u32) -> Option<Started> {
     let (name, age) = match kind {
         #[cfg(target_os = "linux")]
-        ProbeKind::Linux => (linux::name(pid)?, linux::age(pid)?),
+        ProbeKind::Linux => linux::name_and_age(pid)?,
         _ => (ps::name_of(pid)?, ps::age_of(pid)?),
     };
     let shell = is_shell_name(&name);
@@ -817,14 +808,12 @@ mod linux {
         read_stat(&format!("/proc/{pane_pid}/stat")).map(|s| (s.pgrp, s.tpgid))
     }
 
-    pub(super) fn name(pid: u32) -> Option<Vec<u8>> {
-        read_stat(&format!("/proc/{pid}/stat")).map(|s| s.comm)
-    }
-
     /// From the process's `starttime` (field 22 of its `stat`, in clock
     /// ticks after boot) and the machine's uptime.
-    pub(super) fn age(pid: u32) -> Option<std::time::Duration> {
+    /// The process's name and age, from one read of its `stat`.
+    pub(super) fn name_and_age(pid: u32) -> Option<(Vec<u8>, std::time::Duration)> {
         let stat = fs::read(format!("/proc/{pid}/stat")).ok()?;
+        let name = parse_stat(&stat)?.comm;
         let close = memchr::memrchr(b')', &stat)?;
         // After the name: state is field 3, starttime field 22.
         let field = stat[close + 1..]
@@ -836,8 +825,8 @@ mod linux {
         let uptime: f64 = uptime.split_ascii_whitespace().next()?.parse().ok()?;
         // SAFETY: sysconf only reads a configuration value.
         let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        (ticks > 0)
-            .then(|| std::time::Duration::from_secs_f64((uptime - started / ticks as f64).max(0.0)))
+        let age = (uptime - started / ticks as f64).max(0.0);
+        (ticks > 0).then(|| (name, std::time::Duration::from_secs_f64(age)))
     }
 
     pub(super) fn probe(pane_pid: u32, cache: &mut MemberCache) -> Probe {

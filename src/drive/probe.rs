@@ -122,15 +122,6 @@ pub async fn probe_once(pid: u32, tty: &str) -> Probe {
     probe_pane(&mut Some(Prober::new(pid).with_tty(tty))).await
 }
 
-/// How long ago process `pid` started ([`process::age`]), off the async
-/// threads.
-pub async fn age(pid: u32) -> Option<std::time::Duration> {
-    tokio::task::spawn_blocking(move || process::age(pid))
-        .await
-        .ok()
-        .flatten()
-}
-
 /// How long ago process `pid` started and whether it is a shell
 /// ([`process::started`]), off the async threads.
 pub async fn started(pid: u32) -> Option<process::Started> {

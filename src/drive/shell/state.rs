@@ -138,7 +138,7 @@ pub async fn starting_until(watch: &Watch, target: &Target) -> Option<Instant> {
     if watch.pid == 0 || target.hub.local_socket().is_none() {
         return None;
     }
-    let age = probe::age(watch.pid).await?;
+    let age = probe::started(watch.pid).await?.age;
     (age < START_WAIT).then(|| Instant::now() + (START_WAIT - age))
 }
 

@@ -80,15 +80,15 @@ pub async fn fit_new_window(target: &Target, window: &str) -> ToolResult<bool> {
     if !target.hub.features().await.sized_by_own_client {
         return Ok(false);
     }
-    target
-        .run(Command::new("resize-window").flag("-a").target(window))
-        .await?;
+    let fit = Command::new("resize-window").flag("-a").target(window);
     let follow = Command::new("set-option")
         .flag("-w")
         .flag("-u")
         .target(window)
         .arg("window-size");
-    target.run(follow).await?;
+    // Sent together: the control client runs them in order, one round trip.
+    let (fit, follow) = tokio::join!(target.run(fit), target.run(follow));
+    fit.and(follow)?;
     Ok(true)
 }
 
